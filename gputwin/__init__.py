@@ -1,0 +1,11 @@
+"""gputwin: a GPU driver stack verified bit-exact on emulated hardware."""
+from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault
+
+__version__ = "0.1.0"
+__all__ = ["open_device", "GpuFault", "GpuHang", "IllegalInstruction", "MemoryFault", "__version__"]
+
+
+def open_device(spec: str | None = None):
+    """Open the device(s) named by `spec` or $DEV (default MOCKAMD); see gputwin.device."""
+    from gputwin.device import open_device as _open
+    return _open(spec)

@@ -1,0 +1,1 @@
+"""AMD instruction set: per-architecture tables, decoder, assembler and disassembler."""

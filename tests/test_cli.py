@@ -1,0 +1,26 @@
+import subprocess
+import sys
+
+import gputwin
+from gputwin.cli import main
+
+
+def test_info_lists_mock_targets(capsys, monkeypatch):
+    monkeypatch.delenv("DEV", raising=False)
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "selected: MOCKAMD" in out and "MOCKAMD:gfx1100" in out and "CPU" in out
+
+
+def test_info_rejects_a_bad_dev_listing_valid_spellings(capsys, monkeypatch):
+    monkeypatch.setenv("DEV", "NOPE")
+    assert main(["info"]) != 0
+    assert "valid spellings" in capsys.readouterr().err
+
+
+def test_version_and_help_from_the_console_script():
+    out = subprocess.run([sys.executable, "-m", "gputwin.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and gputwin.__version__ in out.stdout
+    for cmd in (["--help"], ["info", "--help"]):
+        res = subprocess.run([sys.executable, "-m", "gputwin.cli", *cmd], capture_output=True, text=True)
+        assert res.returncode == 0 and "usage: gputwin" in res.stdout

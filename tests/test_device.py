@@ -1,0 +1,74 @@
+import pytest
+
+from gputwin import device as devmod
+from gputwin.device import Target, TargetNotAvailable, parse_spec, parse_target
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("MOCKAMD", Target("AMD", True)),
+    ("mockamd:gfx942", Target("AMD", True, arch="gfx942")),
+    ("MOCKAMD:gfx1201", Target("AMD", True, arch="gfx1201")),
+    ("MOCKAMD:1", Target("AMD", True, index=1)),
+    ("AMD", Target("AMD")),
+    ("AMD:0", Target("AMD", index=0)),
+    ("NV:sm_90", Target("NV", arch="sm_90")),
+    ("MOCKNV", Target("NV", True)),
+    ("USBAMD", Target("USBAMD")),
+    ("MOCKUSBAMD:gfx1100", Target("USBAMD", True, arch="gfx1100")),
+    ("CPU", Target("CPU")),
+])
+def test_valid_targets_parse(text, expected):
+    assert parse_target(text) == expected
+
+
+@pytest.mark.parametrize("text", ["NOPE", "MOCKCPU", "AMD:gfx9999", "NV:gfx1100", "AMD:sm_90", "CPU:0",
+                                  "MOCK", "AMD:", "MOCKMOCKAMD"])
+def test_invalid_targets_list_the_valid_spellings(text):
+    with pytest.raises(ValueError) as e:
+        parse_target(text)
+    assert "valid spellings" in str(e.value) and "MOCKAMD" in str(e.value) and "gfx942" in str(e.value)
+
+
+def test_spec_round_trips_through_its_spelling():
+    for text in ["MOCKAMD", "MOCKAMD:gfx942", "AMD:1", "NV:sm_80", "CPU"]:
+        assert parse_target(text).spec == text
+
+
+def test_lists_are_comma_separated():
+    assert parse_spec("MOCKAMD:gfx1100, CPU") == [Target("AMD", True, arch="gfx1100"), Target("CPU")]
+
+
+@pytest.mark.parametrize("spec", ["", "MOCKAMD,", ",CPU", " , "])
+def test_empty_entries_are_errors(spec):
+    with pytest.raises(ValueError):
+        parse_spec(spec)
+
+
+def test_default_is_mockamd(monkeypatch):
+    monkeypatch.delenv("DEV", raising=False)
+    assert parse_spec() == [Target("AMD", True)]
+
+
+def test_dev_environment_is_read(monkeypatch):
+    monkeypatch.setenv("DEV", "CPU")
+    assert parse_spec() == [Target("CPU")]
+    assert parse_spec("MOCKAMD") == [Target("AMD", True)]  # an explicit spec beats $DEV
+
+
+def test_mock_amd_layout_builds_one_machine():
+    t = parse_spec("MOCKAMD:gfx1100,MOCKAMD:gfx942")
+    assert devmod._mock_amd_layout(t) == (["gfx1100", "gfx942"], [0, 1])
+    assert devmod._mock_amd_layout(parse_spec("MOCKAMD:1")) == (["gfx1100", "gfx1100"], [1])
+    assert devmod._mock_amd_layout(parse_spec("MOCKAMD,MOCKAMD")) == (["gfx1100", "gfx1100"], [0, 1])
+
+
+@pytest.mark.parametrize("spec", ["NV", "MOCKNV", "USBAMD", "MOCKUSBAMD"])
+def test_unbuilt_drivers_say_so_and_never_fall_back(spec):
+    with pytest.raises(TargetNotAvailable, match="not built"):
+        devmod.open_device(spec)
+
+
+def test_missing_real_amd_gpu_says_what_was_looked_for(monkeypatch):
+    monkeypatch.setattr("gputwin.drivers.kernel.HostKernel.exists", lambda self, path: False)
+    with pytest.raises(TargetNotAvailable, match="/dev/kfd"):
+        devmod.open_device("AMD")
