@@ -56,6 +56,108 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_demo(args) -> int:
+    """The README's main job: a real workload on the device, checked against numpy (gputwin.tensor.demo)."""
+    from gputwin.tensor import demo
+    try:
+        return demo.report(args.dev, seed=args.seed)
+    except (ValueError, devmod.TargetNotAvailable) as e:
+        print(f"gputwin: {e}", file=sys.stderr)
+        return 2
+    except (gputwin.GpuFault, gputwin.GpuHang) as e:  # the device failed the workload: say so, no traceback
+        print(f"gputwin demo: the device failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+def cmd_run(args) -> int:
+    """Run one kernel of an HSA code object on a device and print its buffer arguments afterwards.
+
+    --arg forms: a number (typed by the kernel's metadata); buf:SIZE (SIZE zeroed bytes); buf:DTYPE:N
+    (N zeroed elements); buf:DTYPE=v1,v2,... (initialised). Buffers print as their DTYPE, or as the element
+    type of the kernel's pointer parameter for buf:SIZE."""
+    import numpy as np
+    from gputwin.abi.code_object import CodeObject, CodeObjectError
+    c_types = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
+               "uint": "uint32", "long": "int64", "ulong": "uint64", "half": "float16", "float": "float32",
+               "double": "float64"}
+
+    def dims(text: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in text.split(","))
+
+    def number(text: str):
+        try:
+            return int(text, 0)
+        except ValueError:
+            return float(text)
+    dev = None
+    try:
+        image = open(args.code_object, "rb").read()
+        info = CodeObject.parse(image).kernels[args.kernel]
+        params = info.explicit_args
+        dev = gputwin.open_device(args.dev)
+        dev = dev[0] if isinstance(dev, tuple) else dev
+        prg = dev.load(image, args.kernel)
+        values, buffers = [], []
+        for i, text in enumerate(args.arg):
+            if not text.startswith("buf:"):
+                values.append(number(text))
+                continue
+            spec = text[4:]
+            pointee = params[i].type_name.rstrip("*").strip() if i < len(params) else ""
+            if "=" in spec:
+                dtype, _, data = spec.partition("=")
+                host = np.array([float(v) for v in data.split(",")]).astype(dtype)
+            elif ":" in spec:
+                dtype, _, count = spec.partition(":")
+                host = np.zeros(int(count), dtype)
+            else:
+                dtype = c_types.get(pointee, "uint8")
+                host = np.zeros(int(spec, 0) // np.dtype(dtype).itemsize, dtype)
+            buf = dev.alloc(max(host.nbytes, 1))
+            dev.copyin(buf, host)
+            values.append(buf)
+            buffers.append((i, buf, host))
+        prg(*values, grid=dims(args.grid), block=dims(args.block))
+        dev.synchronize()
+        for i, buf, host in buffers:
+            dev.copyout(host, buf)
+            name = params[i].name if i < len(params) else f"arg{i}"
+            print(f"{name} ({host.dtype}[{host.size}]): {np.array2string(host[:args.show], threshold=args.show)}"
+                  + (" ..." if host.size > args.show else ""))
+        print(f"{info.signature()} ran on {dev.name}: grid {dims(args.grid)}, block {dims(args.block)}")
+        return 0
+    except (OSError, KeyError, ValueError, TypeError, CodeObjectError, devmod.TargetNotAvailable) as e:
+        print(f"gputwin run: {e}", file=sys.stderr)
+        return 2
+    except (gputwin.GpuFault, gputwin.GpuHang) as e:
+        print(f"gputwin run: the GPU reported: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if dev is not None and hasattr(dev, "close"):
+            dev.close()
+
+
+def cmd_asm(args) -> int:
+    """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding."""
+    from gputwin.emu.amd.isa import tool
+    source = open(args.file).read() if args.file else sys.stdin.read()
+    return tool.asm(source, args.arch, sys.stdout, sys.stderr)
+
+
+def cmd_disasm(args) -> int:
+    """Disassemble byte lines (llvm-mc -disassemble input) or every kernel of a code object (--elf)."""
+    from gputwin.abi.code_object import CodeObjectError
+    from gputwin.emu.amd.isa import tool
+    try:
+        if args.elf:
+            return tool.disasm_elf(open(args.elf, "rb").read(), args.arch, sys.stdout, sys.stderr, args.show_encoding)
+        source = open(args.file).read() if args.file else sys.stdin.read()
+        return tool.disasm(source, args.arch, sys.stdout, sys.stderr, args.show_encoding)
+    except (OSError, CodeObjectError) as e:
+        print(f"gputwin disasm: {e}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gputwin", description="GPU driver stack verified on emulated hardware.")
     p.add_argument("--version", action="version", version=f"gputwin {gputwin.__version__}")
@@ -66,6 +168,39 @@ def build_parser() -> argparse.ArgumentParser:
                                       "when their device files exist) and the one DEV selects.")
     info.add_argument("--dev", help="device spec to check (default: $DEV, else MOCKAMD)")
     info.set_defaults(func=cmd_info)
+
+    run = sub.add_parser("run", help="run one kernel of an HSA code object",
+                         description=cmd_run.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("code_object", help="path of the .hsaco (clang/ld.lld/hipcc output)")
+    run.add_argument("kernel", help="kernel name")
+    run.add_argument("--dev", help="device spec (default: $DEV, else MOCKAMD)")
+    run.add_argument("--grid", default="1", help="workgroups X[,Y[,Z]] (default 1)")
+    run.add_argument("--block", default="1", help="work-items per workgroup X[,Y[,Z]] (default 1)")
+    run.add_argument("--arg", action="append", default=[], help="a kernel argument, in order (see above)")
+    run.add_argument("--show", type=int, default=16, help="elements of each buffer to print (default 16)")
+    run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser("demo", help="run an MLP + attention workload on a device and check it",
+                          description="Run a two-layer MLP forward pass and a softmax attention block with "
+                                      "gputwin.tensor on the device, compare with numpy, print per-kernel "
+                                      "timings and emulator counters. Exit status 1 on a mismatch.")
+    demo.add_argument("--dev", help="device spec (default: $DEV, else MOCKAMD)")
+    demo.add_argument("--seed", type=int, default=0, help="seed for the random weights and inputs")
+    demo.set_defaults(func=cmd_demo)
+
+    asm = sub.add_parser("asm", help="assemble AMDGPU assembly (llvm-mc -show-encoding format)",
+                         description=cmd_asm.__doc__)
+    asm.add_argument("file", nargs="?", help="assembly source (default: stdin)")
+    asm.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
+    asm.set_defaults(func=cmd_asm)
+
+    dis = sub.add_parser("disasm", help="disassemble AMDGPU machine code (llvm-mc -disassemble format)",
+                         description=cmd_disasm.__doc__)
+    dis.add_argument("file", nargs="?", help="lines of bytes like 0x01,0x05,0x00,0x06 (default: stdin)")
+    dis.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
+    dis.add_argument("--elf", help="an HSA code object (.hsaco): disassemble each kernel")
+    dis.add_argument("--show-encoding", action="store_true", help="add each instruction's bytes")
+    dis.set_defaults(func=cmd_disasm)
     return p
 
 

@@ -1,0 +1,234 @@
+"""AMDDevice: the public device API for an AMD GPU behind KFD (real /dev/kfd or gputwin's mock).
+
+Compute work goes to a PM4 queue (KFD_IOC_QUEUE_TYPE_COMPUTE), copies to an SDMA queue; both rings,
+their pointers, the timeline signal, kernel arguments and copy staging live in GTT memory mapped for the
+CPU at the same address the GPU uses. User buffers and code live in VRAM and are reached only by the
+copy engine and the shaders.
+"""
+from __future__ import annotations
+
+import time
+
+from gputwin.abi import kfd_ioctl as kfd
+from gputwin.abi.code_object import CodeObject, CodeObjectError
+from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout
+from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu, round_up
+from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
+from gputwin.drivers.amd.pm4 import AMDComputeQueue
+from gputwin.drivers.amd.ring import Ring
+from gputwin.drivers.amd.sdma import AMDCopyQueue
+from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
+from gputwin.drivers.kernel import Kernel
+from gputwin.errors import GpuFault, GpuHang, MemoryFault
+
+RING_SIZE = 64 << 10
+KERNARG_POOL = 1 << 20
+EOP_SIZE = 0x1000
+# per-CU context-save sizes (amdkfd kfd_queue.c: VGPRs, SGPRs, LDS, HW registers) for the CWSR area
+_CWSR_SGPR, _CWSR_LDS, _CWSR_HWREG = 0x4000, 0x10000, 0x1000
+_CWSR_VGPR_1_5X = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")   # 1.5x register file
+
+
+class AMDProgram(Program):
+    def __init__(self, device: AMDDevice, kernel: LoadedKernel, image: Buffer):
+        super().__init__(device, kernel.name)
+        self.kernel, self.image = kernel, image   # the image buffer stays alive with the program
+
+    def signature(self) -> str:
+        return self.kernel.info.signature()
+
+    def dispatch_args(self, kernargs_va: int, grid, block, lds: int = 0) -> dict:
+        dev, k = self.device, self.kernel
+        tmpring, scratch_va = dev._scratch_for(k) if k.uses_scratch else (0, 0)
+        dev.dispatch_id += 1
+        return dict(code_va=k.code_va, rsrc1=k.rsrc1, rsrc2=k.rsrc2(lds), rsrc3=k.rsrc3,
+                    user_data=k.user_data(kernargs_va, dev.dispatch_id), grid=grid, block=block, wave32=k.wave32,
+                    tmpring_size=tmpring, scratch_va=scratch_va)
+
+
+class AMDDevice(HCQDevice):
+    kernarg_pool_size = KERNARG_POOL
+    ring_size = RING_SIZE
+
+    def __init__(self, kernel: Kernel, index: int = 0):
+        self.index = index
+        self.gpu = KFDGpu(KFD.of(kernel), index)
+        self.arch, self.name = self.gpu.arch, f"AMD:{index} ({self.gpu.arch})"
+        self._programs: dict[bytes, tuple[CodeObject, Buffer]] = {}
+        self._events = None
+        self._queues: list[int] = []
+        self._scratch: tuple[int, int, Buffer] | None = None   # (bytes per lane, TMPRING_SIZE, buffer)
+        self.dispatch_id = 0
+        try:
+            super().__init__()
+            self._setup_events()
+            self.compute_ring = self._create_ring(kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, "compute", unit=4, contiguous=False)
+            self.copy_ring = self._create_ring(kfd.KFD_IOC_QUEUE_TYPE_SDMA, "sdma", unit=1, contiguous=True)
+            self._kernargs = self._alloc(self.kernarg_pool_size, host=True)
+            self._kernargs_used = 0
+        except BaseException:
+            self._release()
+            raise
+
+    # --- setup ---------------------------------------------------------------------------------------
+    def _setup_events(self) -> None:
+        types = (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+        self._events = (kfd.kfd_event_data * 3)()
+        mailboxes = []
+        for slot, t in zip(self._events, types):
+            slot.event_id, mailbox = self.gpu.create_event(t, auto_reset=t == kfd.KFD_IOC_EVENT_SIGNAL)
+            mailboxes.append(mailbox)
+        self.signal_event = (self._events[0].event_id, mailboxes[0])
+
+    def _cwsr_sizes(self) -> tuple[int, int, int]:
+        """(ctx_save_restore_size, ctl_stack_size, bytes to allocate) for a compute queue's context-save
+        area, as amdkfd computes them (kfd_queue.c) and, on newer kernels, reports them in the topology."""
+        p = self.gpu.props
+        xcc = max(p.get("num_xcc", 1), 1)
+        cus = p.get("simd_count", 0) // max(p.get("simd_per_cu", 1), 1) // xcc
+        gfx10_plus = not self.arch.startswith("gfx9")
+        waves = cus * 32 if gfx10_plus else -(-cus * 32 // max(p.get("simd_per_cu", 4), 1))
+        ctl = p.get("ctl_stack_size") or round_up((12 if gfx10_plus else 8) * waves + 8 + 40, PAGE)
+        vgpr = 0x60000 if self.arch in _CWSR_VGPR_1_5X else 0x40000 if gfx10_plus else 0x80000
+        cwsr = p.get("cwsr_size") or ctl + round_up((vgpr + _CWSR_SGPR + _CWSR_LDS + _CWSR_HWREG) * cus, PAGE)
+        debug = round_up(waves * 32, 64)   # the debugger's per-wave bytes follow each XCC's area
+        return cwsr, ctl, round_up((cwsr + debug) * xcc, PAGE)
+
+    def _create_ring(self, queue_type: int, what: str, unit: int, contiguous: bool) -> Ring:
+        ring = self.gpu.alloc(self.ring_size, "gtt", cpu_access=True, uncached=True)
+        ptrs = self.gpu.alloc(PAGE, "gtt", cpu_access=True, uncached=True)   # rptr at 0, wptr at 8
+        eop = ctx = None
+        ctx_size = ctl_size = 0
+        if queue_type == kfd.KFD_IOC_QUEUE_TYPE_COMPUTE:
+            eop = self.gpu.alloc(EOP_SIZE, "vram")
+            ctx_size, ctl_size, total = self._cwsr_sizes()
+            ctx = self.gpu.alloc(total, "vram")
+        qid, doorbells, offset = self.gpu.create_queue(queue_type, ring, ptrs.va, ptrs.va + 8, eop, ctx, ctx_size,
+                                                       ctl_size)
+        self._queues.append(qid)
+        return Ring(f"{self.name} {what} queue {qid}", ring.host_addr, ring.size, ptrs.host_addr, ptrs.host_addr + 8,
+                    doorbells, offset, unit, contiguous, self._sleep, watchdog_s)
+
+    # --- HCQDevice hooks -------------------------------------------------------------------------------
+    def _alloc(self, size: int, host: bool = False) -> Buffer:
+        mem = self.gpu.alloc(size, "gtt" if host else "vram", cpu_access=host, uncached=host)
+        return Buffer(self, mem.va, size, mem.host_addr, mem)
+
+    def _free(self, buf: Buffer) -> None:
+        self.gpu.free(buf.meta)
+
+    def _new_signal(self) -> TimelineSignal:
+        return TimelineSignal(self._alloc(PAGE, host=True))
+
+    def _compute_queue(self) -> AMDComputeQueue:
+        return AMDComputeQueue(self.signal_event)
+
+    def _copy_queue(self) -> AMDCopyQueue:
+        return AMDCopyQueue(self.signal_event)
+
+    def _sleep(self, timeout_s: float) -> None:
+        t0 = time.monotonic()
+        result = self.gpu.wait_events(self._events, max(1, int(timeout_s * 1000)))
+        mem, hw = self._events[1].memory_exception_data, self._events[2].hw_exception_data
+        if hw.gpu_id or (mem.gpu_id and mem.ErrorType == kfd.KFD_MEM_ERR_GPU_HANG):   # a reset reports both
+            if not hw.gpu_id or hw.reset_cause == kfd.KFD_HW_EXCEPTION_GPU_HANG:
+                raise GpuHang(f"{self.name}: the GPU hung and was reset (reset type {hw.reset_type})")
+            raise GpuFault(f"{self.name}: hardware exception (reset cause {hw.reset_cause})", kind="hw_exception")
+        if mem.gpu_id:
+            what = [n for n in ("NotPresent", "ReadOnly", "NoExecute") if getattr(mem.failure, n)]
+            raise MemoryFault(f"{self.name}: GPU memory fault ({', '.join(what) or 'unknown cause'})",
+                              address=mem.va, write=True if mem.failure.ReadOnly else None)
+        if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and time.monotonic() - t0 < timeout_s / 2:
+            time.sleep(0.001)   # a kernel that answers "timeout" at once (nothing can change): do not spin hot
+
+    # --- programs ----------------------------------------------------------------------------------------
+    def load(self, image, name: str) -> AMDProgram:
+        """Load kernel `name` of an HSA code object (bytes of a .hsaco, or a parsed CodeObject)."""
+        self._check()
+        data = image.data if isinstance(image, CodeObject) else bytes(image)
+        if data not in self._programs:
+            co = image if isinstance(image, CodeObject) else CodeObject.parse(data)
+            if not co.runs_on(self.arch):
+                raise CodeObjectError(f"code object is for {co.arch}, this device is {self.arch}")
+            buf = self._alloc(co.image_size)
+            self.copyin(buf, co.relocated_image(buf.va))
+            self._programs[data] = (co, buf)
+        co, buf = self._programs[data]
+        if name not in co.kernels:
+            raise KeyError(f"no kernel {name!r} in the code object; it has {', '.join(sorted(co.kernels))}")
+        return AMDProgram(self, LoadedKernel(co.kernels[name], buf.va, self.arch), buf)
+
+    def _pointer_of(self, value) -> int:
+        if not isinstance(value, Buffer):
+            raise TypeError(f"wants a buffer of {self.name}, got {type(value).__name__}")
+        if value.device is not self:
+            raise TypeError(f"the buffer belongs to {value.device.name}, not {self.name}")
+        if value.freed:
+            raise TypeError(f"the buffer at {value.va:#x} was freed")
+        return value.va
+
+    def _kernarg_slot(self, size: int) -> int:
+        if self._kernargs_used + size > self._kernargs.size:   # wrap: everything before has to be done
+            self.synchronize()
+            self._kernargs_used = 0
+        off = self._kernargs_used
+        self._kernargs_used += size
+        return off
+
+    def _launch(self, program: AMDProgram, args: tuple, grid, block, dims: int, lds: int = 0) -> None:
+        self._check()
+        k = program.kernel
+        if block[0] * block[1] * block[2] > k.max_block:
+            raise ValueError(f"{k.name}: a block of {block} is more than its {k.max_block} work-items")
+        if any(g * b >= 1 << 32 for g, b in zip(grid, block)):
+            raise ValueError(f"{k.name}: grid {grid} x block {block} exceeds 2^32 work-items per dimension")
+        ap = self.gpu.apertures
+        launch = LaunchInfo(grid, block, dims, dynamic_lds=lds, private_base=ap.scratch_base, shared_base=ap.lds_base)
+        segment = build_kernargs(k.info, args, launch, self._pointer_of)
+        _, dynamic_lds = lds_layout(k.info, args, launch)
+        lds_max = self.gpu.props.get("lds_size_in_kb", 64) * 1024
+        if k.lds_bytes + dynamic_lds > lds_max:   # refuse before anything is queued
+            raise ValueError(f"{k.name}: {k.lds_bytes} bytes of static and {dynamic_lds} of dynamic LDS exceed "
+                             f"the {lds_max} bytes a workgroup can have")
+        if k.uses_scratch:     # may grow (and synchronize) now, before this launch takes its timeline value
+            self._scratch_for(k)
+        off = self._kernarg_slot(k.segment_size)
+        va = self._kernargs.va + off
+        view = self._kernargs.host_view()
+        view[off:off + len(segment)] = memoryview(segment)
+        if k.dispatch_ptr:
+            packet = k.dispatch_packet(va, grid, block, dims, dynamic_lds)
+            view[off + k.args_size:off + k.args_size + 64] = memoryview(packet)
+        wait, sig = self._next_value()
+        self._submit(self._compute_queue().wait(self.timeline_signal, wait).exec(program, va, grid, block, dynamic_lds)
+                     .signal(self.timeline_signal, sig))
+
+    def _scratch_for(self, k: LoadedKernel) -> tuple[int, int]:
+        """(COMPUTE_TMPRING_SIZE, scratch base) for a kernel using `k.scratch_per_lane` bytes per lane."""
+        if self._scratch is None or self._scratch[0] < k.scratch_per_lane:
+            tmpring, size = scratch_layout(k.scratch_per_lane, self.arch, self.gpu.props)
+            if self._scratch is not None:
+                self.synchronize()
+                self._free(self._scratch[2])
+            self._scratch = (k.scratch_per_lane, tmpring, self._alloc(size))
+        return self._scratch[1], self._scratch[2].va
+
+    def _release(self) -> None:
+        for qid in self._queues:
+            try:
+                self.gpu.destroy_queue(qid)
+            except OSError:
+                pass
+        self._queues = []
+        if self._events is not None:
+            for slot in self._events:
+                try:
+                    self.gpu.destroy_event(slot.event_id)
+                except OSError:
+                    pass
+            self._events = None
+        self.gpu.close()
+
+    def __repr__(self) -> str:
+        return f"AMDDevice({self.name})"
+

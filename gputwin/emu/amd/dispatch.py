@@ -1,0 +1,169 @@
+"""The standalone entry point of the RDNA3 emulator: run one compute dispatch over an AddressSpace.
+
+`run_dispatch(mem, Dispatch(...))` plays the part of the command processor and SPI after SET_SH_REG +
+DISPATCH_DIRECT: it lays out each wave's initial state as the hardware does (user SGPRs, then the
+enabled workgroup-id SGPRs, then the scratch wave offset; packed work-item ids in v0; EXEC covering the
+work-items of a partial last wave; MODE from RSRC1) and runs the waves to completion. See
+docs/emulator.md for the layout details and the decisions behind them.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gputwin.emu.amd.executor import Executor
+from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+from gputwin.emu.amd.program import Program, program_for
+from gputwin.emu.amd.wave import WaveGroup
+from gputwin.emu.memory import AddressSpace
+from gputwin.errors import IllegalInstruction, MemoryFault
+
+CODE_WINDOW = 1 << 20          # bytes fetched from memory when code is given only by its address
+MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes (memory bound)
+LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
+MAX_LDS = 64 * 1024
+
+
+@dataclass
+class Dispatch:
+    code_address: int
+    grid: tuple[int, int, int] = (1, 1, 1)          # workgroups
+    block: tuple[int, int, int] = (1, 1, 1)         # work-items per workgroup
+    wave64: bool = False
+    user_sgprs: tuple[int, ...] | list[int] = ()
+    rsrc1: int = 0
+    rsrc2: int = 0
+    rsrc3: int = 0
+    lds_bytes: int = 0
+    scratch_bytes_per_lane: int = 0
+    scratch_base: int | None = None
+    code: bytes | None = None                       # the code itself, instead of fetching it from mem
+
+
+@dataclass
+class Counters:
+    wave_insts: int = 0
+    lane_ops: int = 0
+    waves: int = 0
+
+    def __iadd__(self, other: "Counters") -> "Counters":
+        self.wave_insts += other.wave_insts
+        self.lane_ops += other.lane_ops
+        self.waves += other.waves
+        return self
+
+
+@dataclass
+class Context:
+    """Per-batch state the core owns; reachable from every group as `group.ctx`."""
+    mem: AddressSpace
+    code_address: int
+    waves_per_group: int
+    lanes: int
+    lds: np.ndarray                 # uint8 (workgroups * lds_bytes,)
+    lds_bytes: int
+    scratch: np.ndarray | None      # uint8 private scratch, (waves * lanes * scratch_bytes,) or None
+    scratch_bytes: int
+    scratch_base: int | None
+    first_wave: int                 # global id of the batch's first wave
+    ended: np.ndarray = field(default=None)   # waves ended per workgroup of the batch
+    steps: int = 0
+
+    def aperture(self, index: int) -> int:
+        return {235: SHARED_APERTURE_HI, 236: SHARED_APERTURE_HI, 237: PRIVATE_APERTURE_HI,
+                238: PRIVATE_APERTURE_HI}[index]
+
+    def clock(self) -> int:
+        return self.steps
+
+
+def _mode(rsrc1: int) -> int:
+    """MODE register from COMPUTE_PGM_RSRC1: FLOAT_MODE [19:12], DX10_CLAMP [21], IEEE [23], FP16_OVFL [26]."""
+    return ((rsrc1 >> 12) & 0xFF) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9 | ((rsrc1 >> 26) & 1) << 23
+
+
+def _fetch(mem: AddressSpace, d: Dispatch) -> Program:
+    if d.code is not None:
+        return program_for(bytes(d.code))
+    region = mem.find(d.code_address)
+    if region is None:
+        raise MemoryFault("instruction fetch from unmapped address", address=d.code_address, pc=d.code_address)
+    start = d.code_address - region.base
+    return program_for(region.data[start:start + CODE_WINDOW].tobytes())
+
+
+def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
+                 watchdog_s: float | None = None, program: Program | None = None) -> Counters:
+    """Run every workgroup of `dispatch` to completion; returns the executed-work counters."""
+    if arch != "gfx1100":
+        raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
+    if watchdog_s is None:
+        watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
+    deadline = time.monotonic() + watchdog_s
+    prog = program if program is not None else _fetch(mem, dispatch)
+    d = dispatch
+    gx, gy, gz = (int(v) for v in d.grid)
+    bx, by, bz = (int(v) for v in d.block)
+    if min(gx, gy, gz, bx, by, bz) < 1 or bx * by * bz > 1024:
+        raise ValueError(f"bad dispatch shape grid={d.grid} block={d.block}")
+    lanes = 64 if d.wave64 else 32
+    wpg = -(-(bx * by * bz) // lanes)
+    nwg = gx * gy * gz
+    per_batch = max(1, MAX_BATCH_LANES // (wpg * lanes))
+    counters = Counters()
+    for first in range(0, nwg, per_batch):
+        wgs = np.arange(first, min(nwg, first + per_batch))
+        counters += _run_batch(mem, d, prog, wgs, wpg, lanes, deadline)
+    return counters
+
+
+def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, deadline: float) -> Counters:
+    gx, gy = int(d.grid[0]), int(d.grid[1])
+    bx, by, bz = (int(v) for v in d.block)
+    nb = wgs.size
+    lds_bytes = max(((d.rsrc2 >> 15) & 0x1FF) * LDS_GRANULE, int(d.lds_bytes))
+    if lds_bytes > MAX_LDS:
+        raise ValueError(f"LDS of {lds_bytes} bytes exceeds the {MAX_LDS} bytes a workgroup can have")
+    nwaves = nb * wpg
+    sbytes = int(d.scratch_bytes_per_lane)
+    ctx = Context(mem=mem, code_address=d.code_address, waves_per_group=wpg, lanes=lanes,
+                  lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
+                  scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes and d.scratch_base is None else None,
+                  scratch_bytes=sbytes, scratch_base=d.scratch_base, first_wave=int(wgs[0]) * wpg,
+                  ended=np.zeros(nb, np.int64))
+    local_wg = np.repeat(np.arange(nb), wpg)
+    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=_mode(d.rsrc1), pc=0)
+    _init_sgprs(g, d, wgs[local_wg], gx, gy)
+    # work-items of one workgroup: flat id = wave-in-group * lanes + lane; packed x | y << 10 | z << 20 in v0
+    flat = np.arange(wpg * lanes).reshape(wpg, lanes)
+    tid_cnt = (d.rsrc2 >> 11) & 3
+    x, y, z = flat % bx, (flat // bx) % by, flat // (bx * by)
+    v0 = (x | (y << 10 if tid_cnt >= 1 else 0) | (z << 20 if tid_cnt >= 2 else 0)).astype(np.uint32)
+    g.set_exec(np.tile(flat < bx * by * bz, (nb, 1)))
+    g.put_vgpr(0, np.tile(v0, (nb, 1)))          # every lane, active or not, gets its ids
+    ex = Executor(ctx, prog, deadline)
+    ex.run([g])
+    return Counters(ex.wave_insts, ex.lane_ops, nwaves)
+
+
+def _init_sgprs(g: WaveGroup, d: Dispatch, wg_ids: np.ndarray, gx: int, gy: int) -> None:
+    count = ((d.rsrc2 >> 1) & 0x1F) | ((d.rsrc2 >> 27) & 1) << 5
+    user = [int(v) & 0xFFFFFFFF for v in d.user_sgprs]
+    if len(user) > max(count, 0) and count:
+        raise ValueError(f"{len(user)} user SGPR values but RSRC2.USER_SGPR is {count}")
+    count = max(count, len(user))
+    for i, v in enumerate(user):
+        g.s[i] = v
+    i = count
+    ids = (wg_ids % gx, (wg_ids // gx) % gy, wg_ids // (gx * gy))
+    for bit, comp in ((7, 0), (8, 1), (9, 2)):
+        if d.rsrc2 >> bit & 1:
+            g.s[i] = ids[comp]
+            i += 1
+    if d.rsrc2 >> 10 & 1:
+        raise IllegalInstruction("COMPUTE_PGM_RSRC2.TG_SIZE_EN (workgroup info SGPR) is not modelled")
+    if d.rsrc2 & 1:
+        g.s[i] = 0   # private segment wave byte offset: scratch is addressed per lane from 0

@@ -1,0 +1,362 @@
+"""Bytes -> Inst for RDNA3 (gfx11), driven by the generated tables.
+
+Field semantics the emulator relies on (also in docs/isa.md):
+- SOPP branches and s_call_b64: `simm16` is the signed dword offset; other SOPP/SOPK: the raw 16 bits.
+- SMEM `offset` is signed 21-bit; FLAT/GLOBAL/SCRATCH `offset` signed 13-bit; DS `offset0`/`offset1` are
+  the two 8-bit fields and `offset` = offset1 << 8 | offset0 (the 16-bit offset of one-address forms);
+  MUBUF/MTBUF `offset` is unsigned 12-bit.
+- Register fields keep hardware numbering (see inst.py); a constant's `value` is its bit pattern as the
+  operand's data type (table ptype).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from gputwin.errors import IllegalInstruction
+
+from .inst import Dpp, Inst, Operand
+from .operands import INLINE_FLOAT_HI, INLINE_FLOAT_LO, INLINE_INT_HI, INLINE_INT_LO, SPECIAL, const_bits
+from .rdna3_formats import FLAT_SEGMENTS, FORMATS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, TOP9
+from .table import OpInfo, Table, load
+
+_BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
+                       "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
+                       "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user", "s_call_b64"})
+_IMPLICIT = {"=vcc_lo": (106, 1), "=vcc": (106, 2), "=exec_lo": (126, 1), "=exec": (126, 2)}
+_SCALE = {"sbase": 2, "srsrc": 4}
+_F = FORMATS
+
+
+def _sext(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+@lru_cache(maxsize=None)
+def _reg(kind: str, index: int, count: int) -> Operand:
+    return Operand(kind, index, count)
+
+
+@lru_cache(maxsize=None)
+def _const(enc: int, ptype: str | None) -> Operand:
+    return Operand("const", enc, 1, const_bits(enc, ptype or "b32"))
+
+
+class _Illegal(Exception):
+    pass
+
+
+def _src(v: int, count: int, ptype: str | None, literal: int | None) -> Operand:
+    if v >= 256:
+        return _reg("vgpr", v - 256, count)
+    if v < 128:
+        return _reg("sgpr", v, count)
+    if INLINE_INT_LO <= v <= INLINE_INT_HI or INLINE_FLOAT_LO <= v <= INLINE_FLOAT_HI:
+        return _const(v, ptype)
+    if v == SRC_LITERAL:
+        return Operand("literal", 255, 1, literal)
+    if v in SPECIAL:
+        return _reg("special", v, count)
+    raise _Illegal(f"source encoding {v} is reserved")
+
+
+class Decoder:
+    """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable)."""
+
+    def __init__(self, arch: str):
+        self.arch = arch
+        self.table: Table = load(arch)
+        self._cache: dict[bytes, Inst] = {}
+
+    def decode(self, data, offset: int = 0) -> Inst:
+        key = bytes(data[offset:offset + 12])
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if len(key) < 4:
+            raise IllegalInstruction(f"{self.arch}: truncated instruction at offset {offset:#x}", pc=offset)
+        try:
+            inst = self._decode(key)
+        except _Illegal as e:
+            raise IllegalInstruction(f"{self.arch}: {e} at offset {offset:#x} (bytes {key[:8].hex()})",
+                                     pc=offset) from None
+        if inst.size > len(key):
+            raise IllegalInstruction(f"{self.arch}: truncated {inst.op} at offset {offset:#x}", pc=offset)
+        if len(self._cache) < 1 << 16:
+            self._cache[key] = inst
+        return inst
+
+    def _info(self, enc: str, opcode: int) -> OpInfo:
+        info = self.table.by_enc.get(enc, {}).get(opcode)
+        if info is None:
+            raise _Illegal(f"no {enc} instruction with opcode {opcode}")
+        return info
+
+    def _decode(self, b: bytes) -> Inst:
+        d0 = int.from_bytes(b[:4], "little")
+        fname = TOP9[d0 >> 23]
+        if fname is None:
+            raise _Illegal(f"no encoding format matches word {d0:#010x}")
+        if fname.startswith("SOP"):
+            return self._salu(fname, d0, b)
+        word = int.from_bytes(b[:8], "little")
+        if fname in ("VOP1", "VOP2", "VOPC"):
+            return self._valu32(fname, d0, b)
+        if fname == "VOP3":
+            return self._vop3(word, b)
+        if fname == "VOP3P":
+            return self._vop3p(word, b)
+        if fname == "VOPD":
+            return self._vopd(word, b)
+        if len(b) < 8:
+            raise _Illegal(f"truncated {fname} instruction")
+        return getattr(self, "_" + fname.lower())(word)
+
+    # ---- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _literal(b: bytes, at: int) -> int:
+        if len(b) < at + 4:
+            raise _Illegal("truncated literal")
+        return int.from_bytes(b[at:at + 4], "little")
+
+    def _operands(self, slots, word: int, literal: int | None, skip=()) -> dict[str, Operand]:
+        ops: dict[str, Operand] = {}
+        for s in slots:
+            if s.role in skip:
+                continue
+            k = s.kind
+            if k == "lit":
+                ops[s.role] = Operand("literal", 255, 1, literal)
+                continue
+            if k == "imp":
+                idx, cnt = _IMPLICIT[s.field]
+                ops[s.role] = _reg("sgpr", idx, cnt)
+                continue
+            if k == "off" or s.role == "simm16":   # SOPP/SOPK immediates live in Inst.simm16
+                continue
+            v = (word >> s.lo) & ((1 << s.width) - 1)
+            if k == "src" or k == "ssrc":
+                if v >= 384 and s.allowed[0] == "w":
+                    raise _Illegal(f"{s.role} v{v - 256} is out of reach (16-bit e32 operands use v0..v127)")
+                ops[s.role] = _src(v, s.count, s.ptype, literal)
+            elif k == "v":
+                if v >= 128 and s.allowed == "w":
+                    raise _Illegal(f"{s.role} v{v} is out of reach (16-bit e32 operands use v0..v127)")
+                ops[s.role] = _reg("vgpr", v, s.count)
+            elif k == "s":
+                ops[s.role] = _reg("sgpr", v * _SCALE.get(s.field, 1), s.count)
+            elif k == "v16":
+                ops[s.role] = _reg("vgpr", v & 127, 1)
+            elif k == "src16":
+                ops[s.role] = _src(v & ~128 if v >= 256 else v, 1, s.ptype, literal)
+            else:   # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
+                ops[s.role] = Operand("imm", 0, 1, v)
+        return ops
+
+    @staticmethod
+    def _needs_literal(info: OpInfo, word: int) -> bool:
+        if info.literal:
+            return True
+        for s in info.slots:
+            if s.kind in ("src", "ssrc", "src16") and (word >> s.lo) & ((1 << s.width) - 1) == SRC_LITERAL:
+                return True
+        return False
+
+    # ---- scalar ----------------------------------------------------------------------------------
+    def _salu(self, fname: str, d0: int, b: bytes) -> Inst:
+        fmt = _F[fname]
+        info = self._info(fname, fmt.get(d0, "op"))
+        lit = self._literal(b, 4) if self._needs_literal(info, d0) else None
+        ops = self._operands(info.slots, d0, lit)
+        kw = {}
+        if fname in ("SOPK", "SOPP"):
+            simm = d0 & 0xFFFF
+            kw["simm16"] = _sext(simm, 16) if info.op in _BRANCHES else simm
+        return Inst(info.op, fname, info.opcode, 4 if lit is None else 8, ops, **kw)
+
+    def _smem(self, w: int) -> Inst:
+        fmt = _F["SMEM"]
+        info = self._info("SMEM", fmt.get(w, "op"))
+        return Inst(info.op, "SMEM", info.opcode, 8, self._operands(info.slots, w, None),
+                    offset=_sext(fmt.get(w, "offset"), 21), glc=bool(fmt.get(w, "glc")), dlc=bool(fmt.get(w, "dlc")))
+
+    # ---- vector ALU ------------------------------------------------------------------------------
+    def _dpp(self, b: bytes, at: int, src0: int) -> tuple[Dpp, int, int]:
+        """The DPP dword: (Dpp, source VGPR, neg/abs bits [23:20])."""
+        if len(b) < at + 4:
+            raise _Illegal("truncated DPP dword")
+        d = int.from_bytes(b[at:at + 4], "little")
+        if src0 == SRC_DPP16:
+            return (Dpp("dpp16", ctrl=d >> 8 & 0x1FF, row_mask=d >> 28, bank_mask=d >> 24 & 0xF,
+                        bound_ctrl=bool(d >> 19 & 1), fi=bool(d >> 18 & 1)), d & 0xFF, d >> 20 & 0xF)
+        sel = tuple(d >> (8 + 3 * i) & 7 for i in range(8))
+        return Dpp("dpp8", fi=src0 == SRC_DPP8_FI, sel=sel), d & 0xFF, 0
+
+    def _valu32(self, fname: str, d0: int, b: bytes) -> Inst:
+        fmt = _F[fname]
+        info = self._info(fname, fmt.get(d0, "op"))
+        src0 = d0 & 0x1FF
+        size, dpp, kw = 4, None, {}
+        lit = None
+        if src0 in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI) and info.dpp:
+            dpp, vreg, negabs = self._dpp(b, 4, src0)
+            if negabs & ~info.mods.get("dpp_negabs", 0):
+                raise _Illegal(f"{info.name} has no DPP source modifiers {negabs:#x}")
+            d0 = (d0 & ~0x1FF) | (256 + vreg)
+            size = 8
+            if negabs:
+                kw["neg"] = (bool(negabs & 1), bool(negabs & 4), False)
+                kw["abs"] = (bool(negabs & 2), bool(negabs & 8), False)
+        elif self._needs_literal(info, d0):
+            lit = self._literal(b, 4)
+            size = 8
+        ops = self._operands(info.slots, d0, lit)
+        hi = self._t16_hi(info, d0)
+        if hi:
+            kw["op_sel"] = hi
+        return Inst(info.op, fname, info.opcode, size, ops, dpp=dpp, **kw)
+
+    @staticmethod
+    def _t16_hi(info: OpInfo, word: int):
+        """True16 e32 forms: bit 7 of a VGPR field picks the high half (reported as op_sel)."""
+        bits = [False] * 4
+        for s in info.slots:
+            if s.kind in ("v16", "src16"):
+                v = (word >> s.lo) & ((1 << s.width) - 1)
+                if (s.kind == "v16" or v >= 256) and v & 128:
+                    bits[{"src0": 0, "src1": 1, "src2": 2}.get(s.role, 3)] = True
+        return tuple(bits) if any(bits) else None
+
+    def _vop3_common(self, enc: str, info: OpInfo, w: int, b: bytes, kw: dict) -> Inst:
+        src0 = w >> 32 & 0x1FF
+        size, dpp, lit = 8, None, None
+        if src0 in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI) and info.dpp:
+            dpp, vreg, negabs = self._dpp(b, 8, src0)
+            w = (w & ~(0x1FF << 32)) | ((256 + vreg) << 32)
+            size = 12
+            if negabs:
+                kw["extra"] = dict(kw.get("extra", {}), dpp_negabs=negabs)
+        elif self._needs_literal(info, w):
+            lit = self._literal(b, 8)
+            size = 12
+        ops = self._operands(info.slots, w, lit)
+        return Inst(info.op, enc, info.opcode, size, ops, dpp=dpp, **kw)
+
+    def _vop3(self, w: int, b: bytes) -> Inst:
+        info = self._info("VOP3", w >> 16 & 0x3FF)
+        neg = (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1))
+        kw = {"clamp": bool(w >> 15 & 1), "omod": w >> 59 & 3, "neg": neg}
+        hidden = hidden_vdst(info)
+        if hidden >= 0 and w & 0xFF != hidden:   # VDST bits of an entry without a destination operand
+            kw["extra"] = {"vdst": w & 0xFF}
+        if info.enc == "VOP3SD":
+            return self._vop3_common("VOP3SD", info, w, b, kw)
+        kw["abs"] = (bool(w >> 8 & 1), bool(w >> 9 & 1), bool(w >> 10 & 1))
+        kw["op_sel"] = tuple(bool(w >> (11 + i) & 1) for i in range(4))
+        return self._vop3_common("VOP3", info, w, b, kw)
+
+    def _vop3p(self, w: int, b: bytes) -> Inst:
+        info = self._info("VOP3P", w >> 16 & 0x7F)
+        kw = {"clamp": bool(w >> 15 & 1),
+              "neg": (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1)),
+              "neg_hi": (bool(w >> 8 & 1), bool(w >> 9 & 1), bool(w >> 10 & 1)),
+              "op_sel": (bool(w >> 11 & 1), bool(w >> 12 & 1), bool(w >> 13 & 1), False),
+              "op_sel_hi": (bool(w >> 59 & 1), bool(w >> 60 & 1), bool(w >> 14 & 1))}
+        return self._vop3_common("VOP3P", info, w, b, kw)
+
+    def _vopd(self, w: int, b: bytes) -> Inst:
+        fmt = _F["VOPD"]
+        opx, opy = fmt.get(w, "opx"), fmt.get(w, "opy")
+        x, y = self._info("VOPDX", opx), self._info("VOPDY", opy)
+        srcs = (fmt.get(w, "srcx0"), fmt.get(w, "srcy0"))
+        lit = self._literal(b, 8) if x.literal or y.literal or SRC_LITERAL in srcs else None
+        size = 8 if lit is None else 12
+        vdstx = fmt.get(w, "vdstx")
+        hx = Inst(x.op, "VOPD", opx, size, self._operands(x.slots, w, lit))
+        yops = self._operands(y.slots, w, lit, skip=("vdst",))
+        # VDSTY holds bits [7:1]; bit 0 is the complement of VDSTX's bit 0 (the two go to different banks).
+        yops["vdst"] = _reg("vgpr", fmt.get(w, "vdsty") << 1 | (~vdstx & 1), 1)
+        hy = Inst(y.op, "VOPD", opy, size, yops)
+        return Inst("v_dual", "VOPD", opx << 5 | opy, size, vopd=(hx, hy))
+
+    # ---- memory ----------------------------------------------------------------------------------
+    def _ds(self, w: int) -> Inst:
+        info = self._info("DS", w >> 18 & 0xFF)
+        o0, o1 = w & 0xFF, w >> 8 & 0xFF
+        return Inst(info.op, "DS", info.opcode, 8, self._operands(info.slots, w, None),
+                    offset=o1 << 8 | o0, offset0=o0, offset1=o1, gds=bool(w >> 17 & 1))
+
+    def _flat(self, w: int) -> Inst:
+        fmt = _F["FLAT"]
+        enc = FLAT_SEGMENTS.get(fmt.get(w, "seg"))
+        if enc is None:
+            raise _Illegal("FLAT segment 3 is reserved")
+        info = self._info(enc, fmt.get(w, "op"))
+        glc = bool(fmt.get(w, "glc"))
+        slots = info.rtn_slots if glc and info.rtn_slots else info.slots
+        saddr = fmt.get(w, "saddr")
+        sve = fmt.get(w, "sve")
+        skip = set()
+        extra = {}
+        if enc != "FLAT" and saddr == 124:
+            skip.add("saddr")
+        if enc == "SCRATCH":
+            extra["sve"] = sve
+            if not sve:
+                skip.add("vaddr")
+                if fmt.get(w, "addr"):   # unused ADDR bits, kept so that encoding is exact
+                    extra["addr"] = fmt.get(w, "addr")
+        ops = self._operands(slots, w, None, skip)
+        if enc == "GLOBAL" and saddr == 124 and "vaddr" in ops:
+            ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)   # no SGPR base: a 64-bit VGPR address
+        return Inst(info.op, enc, info.opcode, 8, ops, offset=_sext(fmt.get(w, "offset"), 13), glc=glc,
+                    slc=bool(fmt.get(w, "slc")), dlc=bool(fmt.get(w, "dlc")), extra=extra)
+
+    def _buf(self, enc: str, w: int) -> Inst:
+        fmt = _F[enc]
+        info = self._info(enc, fmt.get(w, "op"))
+        ops = self._operands(info.slots, w, None)
+        offen, idxen = fmt.get(w, "offen"), fmt.get(w, "idxen")
+        if offen or idxen:
+            ops["vaddr"] = _reg("vgpr", fmt.get(w, "vaddr"), 2 if offen and idxen else 1)
+        soff = fmt.get(w, "soffset")
+        ops["soffset"] = _src(soff, 1, "b32", None) if soff >= 128 else _reg("sgpr", soff, 1)
+        extra = {"offen": offen, "idxen": idxen, "tfe": fmt.get(w, "tfe")}
+        if enc == "MTBUF":
+            extra["format"] = fmt.get(w, "format")
+        return Inst(info.op, enc, info.opcode, 8, ops, offset=fmt.get(w, "offset"), glc=bool(fmt.get(w, "glc")),
+                    slc=bool(fmt.get(w, "slc")), dlc=bool(fmt.get(w, "dlc")), extra=extra)
+
+    def _mubuf(self, w: int) -> Inst:
+        return self._buf("MUBUF", w)
+
+    def _mtbuf(self, w: int) -> Inst:
+        return self._buf("MTBUF", w)
+
+
+def hidden_vdst(info: OpInfo) -> int:
+    """VDST of a VOP3 entry that prints no destination (v_cmpx_*_e64 write EXEC: LLVM encodes 126);
+    -1 when the entry has a destination operand."""
+    if any(s.field == "vdst" for s in info.slots):
+        return -1
+    return 126 if info.name.startswith("v_cmpx") else 0
+
+
+@lru_cache(maxsize=None)
+def decoder(arch: str) -> Decoder:
+    return Decoder(arch)
+
+
+def decode(data, arch: str = "gfx1100", offset: int = 0) -> Inst:
+    """Decode the instruction at `offset`; raises IllegalInstruction (pc=offset) for bytes that are none."""
+    return decoder(arch).decode(data, offset)
+
+
+def decode_all(data, arch: str = "gfx1100") -> list[tuple[int, Inst]]:
+    """Decode a whole code blob from offset 0: [(offset, Inst), ...]."""
+    dec = decoder(arch)
+    out, off, n = [], 0, len(data)
+    while off < n:
+        inst = dec.decode(data, off)
+        out.append((off, inst))
+        off += inst.size
+    return out

@@ -1,0 +1,85 @@
+"""Loading the generated instruction tables (tables/<arch>.json, written by tools/gen_isa.py)."""
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+from dataclasses import dataclass
+
+from .rdna3_formats import FORMATS, Format
+
+TABLE_DIR = pathlib.Path(__file__).with_name("tables")
+# Architectures with tables, and the format family their encodings follow.
+ARCHES = {"gfx1100": "rdna3"}
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One printed operand: its Inst.operands role, the field it comes from and its size."""
+    role: str
+    field: str            # format field, or "=vcc_lo" / "=literal" / "=off" for fixed text
+    count: int            # dwords
+    kind: str             # src (9-bit source), ssrc (8-bit scalar source), v, s, imp, lit, off, or an imm kind
+    allowed: str = ""     # sources: which kinds LLVM accepts: v(gpr) s(calar) c(onstant) l(iteral)
+    ptype: str | None = None  # sources: data type constants are read and printed as (see operands.py)
+    lo: int = 0
+    width: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OpInfo:
+    name: str             # printed mnemonic, e.g. v_add_f32_e32
+    op: str               # base mnemonic (Inst.op)
+    enc: str              # Inst.encoding
+    fmt: Format
+    opcode: int
+    literal: bool         # always followed by a literal (v_fmamk_f32, s_setreg_imm32_b32)
+    slots: tuple[Slot, ...]
+    rtn_slots: tuple[Slot, ...] | None
+    mods: dict
+    dpp: tuple[str, ...]
+
+
+def _slots(fmt: Format, raw: list) -> tuple[Slot, ...]:
+    out = []
+    for s in raw:
+        role, field, count, kind = s[:4]
+        allowed = s[4] if len(s) > 4 else ("vscl" if kind == "src" else "")
+        ptype = s[5] if len(s) > 5 else ("b32" if kind == "src" else None)
+        lo, width = fmt.fields.get(field, (0, 0))
+        out.append(Slot(role, field, count, kind, allowed, ptype, lo, width))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Table:
+    arch: str
+    by_enc: dict[str, dict[int, OpInfo]]     # encoding -> opcode -> OpInfo
+    by_name: dict[str, list[OpInfo]]        # printed mnemonic -> candidates
+    oracle: str
+    hwreg: dict[int, str]                   # hwreg id -> name
+    sendmsg: dict[int, str]                 # s_sendmsg simm16 (< 256) -> LLVM's text
+    buf_format: dict[int, str]              # MTBUF format -> text after "format:" ("" = not printed)
+
+
+@functools.cache
+def load(arch: str) -> Table:
+    if arch not in ARCHES:
+        raise ValueError(f"no ISA tables for arch {arch!r}; known: {', '.join(sorted(ARCHES))}")
+    doc = json.loads((TABLE_DIR / f"{arch}.json").read_text())
+    by_enc: dict[str, dict[int, OpInfo]] = {}
+    by_name: dict[str, list[OpInfo]] = {}
+    for enc, ops in doc["encodings"].items():
+        group = by_enc.setdefault(enc, {})
+        for opcode, e in ops.items():
+            fmt = FORMATS["VOPD" if e["enc"] == "VOPD" else e["enc"] if e["enc"] in FORMATS else
+                         "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
+            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"]),
+                          _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
+                          tuple(e.get("dpp", ())))
+            group[int(opcode)] = info
+            by_name.setdefault(e["name"], []).append(info)
+    sym = doc["symbols"]
+    ints = lambda d: {int(k): v for k, v in d.items()}  # noqa: E731
+    return Table(arch, by_enc, by_name, doc.get("oracle", ""), ints(sym["hwreg"]), ints(sym["sendmsg"]),
+                 ints(sym["format"]))

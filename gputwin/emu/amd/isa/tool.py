@@ -1,0 +1,109 @@
+"""The `gputwin asm` / `gputwin disasm` commands' work, in llvm-mc's own output format so results can be
+compared with llvm-mc-19 line by line."""
+from __future__ import annotations
+
+import re
+from typing import TextIO
+
+from gputwin.errors import IllegalInstruction
+
+from .asm import AsmError, assembler
+from .decode import decoder
+from .disasm import Printer, printer
+
+_BYTE = re.compile(r"0x[0-9a-fA-F]{1,2}|\d+")
+
+
+def encoding_comment(code: bytes) -> str:
+    return "; encoding: [" + ",".join(f"{b:#04x}" for b in code) + "]"
+
+
+def show_encoding_line(text: str, code: bytes) -> str:
+    """One line as llvm-mc -show-encoding prints it (comment at column 40 after the tab)."""
+    return "\t" + text + " " * max(40 - len(text), 1) + encoding_comment(code)
+
+
+def asm(source: str, arch: str, out: TextIO, err: TextIO) -> int:
+    """Assemble; print each instruction as `<canonical asm> ; encoding: [...]`. Exit status 1 on errors
+    (each reported as <file>:line:column: error: ...), like llvm-mc."""
+    a = assembler(arch)
+    pr = Printer(arch, asm_style=True)
+    errors: list[AsmError] = []
+    items = a.assemble_lines(source, errors)
+    lines = source.splitlines()
+    for e in sorted(errors, key=lambda e: (e.line, e.column)):
+        print(f"<stdin>:{e.line}:{e.column}: error: {e.message}\n{lines[e.line - 1]}\n{' ' * (e.column - 1)}^",
+              file=err)
+    print("\t.text", file=out)
+    for _, _, code in items:
+        off = 0
+        while off < len(code):
+            try:
+                inst = decoder(arch).decode(code, off)
+                text = pr.text(inst)
+            except IllegalInstruction:   # .long data that is no instruction
+                inst, text = None, f".long {int.from_bytes(code[off:off + 4], 'little'):#010x}"
+            size = inst.size if inst else 4
+            print(show_encoding_line(text, code[off:off + size]), file=out)
+            off += size
+    return 1 if errors else 0
+
+
+def _disasm_blob(code: bytes, arch: str, base: int, out: TextIO, err: TextIO, show_encoding: bool,
+                 where: str) -> int:
+    dec, pr = decoder(arch), printer(arch)
+    status, off = 0, 0
+    while off < len(code):
+        try:
+            inst = dec.decode(code, off)
+            text = pr.text(inst)
+        except IllegalInstruction as e:
+            word = int.from_bytes(code[off:off + 4].ljust(4, b"\0"), "little")
+            print(f"{where}: error: {e.reason.split(' at offset')[0]} at offset {base + off:#x}", file=err)
+            print(f"\t.long {word:#010x}", file=out)
+            status, off = 1, off + 4
+            continue
+        chunk = code[off:off + inst.size]
+        print(show_encoding_line(text, chunk) if show_encoding else "\t" + text, file=out)
+        off += inst.size
+    return status
+
+
+def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
+    """Input: lines of bytes as llvm-mc -disassemble reads them (0x01,0x05 0x00 ...; '#' or ';' comments).
+    Undecodable words print as `.long 0x...` with an error naming the offset; exit status 1 then."""
+    print("\t.text", file=out)
+    status, base = 0, 0
+    for n, line in enumerate(source.splitlines(), 1):
+        body = re.split(r"[#;]", line, maxsplit=1)[0]
+        tokens = [t for t in re.split(r"[\s,\[\]]+", body) if t]
+        bad = next((t for t in tokens if not _BYTE.fullmatch(t) or int(t, 0) > 255), None)
+        if bad is not None:
+            print(f"<stdin>:{n}: error: {bad!r} is not a byte", file=err)
+            status = 1
+            continue
+        code = bytes(int(t, 0) for t in tokens)
+        status |= _disasm_blob(code, arch, base, out, err, show_encoding, f"<stdin>:{n}")
+        base += len(code)
+    return status
+
+
+def disasm_elf(image: bytes, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
+    """Every kernel of an HSA code object: a `name:` label, then its instructions."""
+    from gputwin.abi.code_object import CodeObject
+
+    co = CodeObject.parse(image)
+    sizes = {s.name: s.size for s in co.symbols if s.type == 2}   # STT_FUNC
+    status = 0
+    print("\t.text", file=out)
+    for name, k in co.kernels.items():
+        seg = next((s for s in co.segments if s.vaddr <= k.entry_offset < s.vaddr + s.filesz), None)
+        if seg is None:
+            print(f"{name}: entry {k.entry_offset:#x} is outside the loaded segments", file=err)
+            status = 1
+            continue
+        size = sizes.get(name) or seg.vaddr + seg.filesz - k.entry_offset
+        start = seg.offset + k.entry_offset - seg.vaddr
+        print(f"{name}:", file=out)
+        status |= _disasm_blob(image[start:start + size], arch, k.entry_offset, out, err, show_encoding, name)
+    return status

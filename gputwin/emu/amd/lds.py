@@ -1,0 +1,250 @@
+"""DS: LDS loads, stores and atomics, plus the cross-lane ds_swizzle / ds_permute / ds_bpermute.
+
+The LDS of every workgroup of a batch is one uint8 array; a lane's byte address A in workgroup w is
+index w * lds_bytes + A. Accesses outside the workgroup's allocation follow the hardware: reads return
+0 and writes (and atomics) are dropped.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gputwin.emu.amd import access
+from gputwin.errors import IllegalInstruction
+
+U32, U64 = np.uint32, np.uint64
+_DWORDS = {"b32": 1, "b64": 2, "b96": 3, "b128": 4}
+_SUB = {"u8": (1, False, None), "i8": (1, True, None), "u16": (2, False, None), "i16": (2, True, None),
+        "u8_d16": (1, False, "lo"), "i8_d16": (1, True, "lo"), "u16_d16": (2, False, "lo"),
+        "u8_d16_hi": (1, False, "hi"), "i8_d16_hi": (1, True, "hi"), "u16_d16_hi": (2, False, "hi")}
+_ATOMICS = {  # stem -> (access op, 64-bit)
+    "add_u32": ("add", 0), "sub_u32": ("sub", 0), "rsub_u32": ("rsub", 0), "inc_u32": ("inc", 0),
+    "dec_u32": ("dec", 0), "min_i32": ("min_i", 0), "max_i32": ("max_i", 0), "min_u32": ("min_u", 0),
+    "max_u32": ("max_u", 0), "and_b32": ("and", 0), "or_b32": ("or", 0), "xor_b32": ("xor", 0),
+    "add_f32": ("add_f32", 0), "storexchg_rtn_b32": ("swap", 0), "cmpstore_b32": ("cmpswap", 0),
+    "add_u64": ("add", 1), "sub_u64": ("sub", 1), "rsub_u64": ("rsub", 1), "inc_u64": ("inc", 1),
+    "dec_u64": ("dec", 1), "min_i64": ("min_i", 1), "max_i64": ("max_i", 1), "min_u64": ("min_u", 1),
+    "max_u64": ("max_u", 1), "and_b64": ("and", 1), "or_b64": ("or", 1), "xor_b64": ("xor", 1),
+    "storexchg_rtn_b64": ("swap", 1), "cmpstore_b64": ("cmpswap", 1),
+}
+
+
+def _mask(g):
+    return None if g.exec_full else g.exec
+
+
+def _sel(arr, mask):
+    return arr.reshape(-1) if mask is None else arr[mask]
+
+
+def _write(g, reg, mask, values):
+    if mask is None:
+        g.set_vgpr(reg, values.reshape(g.n, g.lanes))
+    else:
+        full = np.zeros((g.n, g.lanes), U32)
+        full[mask] = values
+        g.set_vgpr(reg, full, mask)
+
+
+class _Lds:
+    """Active-lane LDS byte addresses of one access: .inside (bool) and .index (into ctx.lds)."""
+
+    def __init__(self, g, reg, mask, offset, nbytes):
+        a = _sel(g.vgpr(reg), mask).astype(np.int64) + offset
+        size = g.ctx.lds_bytes
+        self.inside = (a >= 0) & (a + nbytes <= size)
+        self.all = bool(self.inside.all())
+        wg = _sel(np.broadcast_to(g.wg[:, None], (g.n, g.lanes)), mask)
+        self.index = wg * size + np.where(self.inside, a, 0)
+
+
+def build(inst):
+    op = inst.op
+    if not op.startswith("ds_"):
+        return None
+    stem = op[3:]
+    if stem == "nop":
+        return lambda g: None
+    if stem in ("swizzle_b32", "permute_b32", "bpermute_b32"):
+        return _cross_lane(inst, stem)
+    kind, _, rest = stem.partition("_")
+    if kind in ("load", "store") and rest.startswith("2addr"):
+        return _two_addr(inst, kind, rest)
+    if kind == "load" and (rest in _DWORDS or rest in _SUB):
+        return _load(inst, rest)
+    if kind == "store" and (rest in _DWORDS or rest in ("b8", "b16", "b8_d16_hi", "b16_d16_hi")):
+        return _store(inst, rest)
+    rtn = "_rtn_" in stem and not stem.startswith("storexchg")
+    key = stem.replace("_rtn_", "_") if rtn else stem
+    if key in _ATOMICS:
+        return _atomic(inst, *_ATOMICS[key], rtn or stem.startswith("storexchg"))
+    raise IllegalInstruction(f"{op} is not modelled")
+
+
+def _load(inst, rest):
+    dst, addr, offset = inst.operands["vdst"].index, inst.operands["addr"].index, int(inst.offset)
+    if rest in _DWORDS:
+        ndw = _DWORDS[rest]
+
+        def h(g):
+            if g.exec_count == 0:
+                return
+            m = _mask(g)
+            a = _Lds(g, addr, m, offset, 4 * ndw)
+            data = access.gather(g.ctx.lds, a.index, ndw)
+            if not a.all:
+                data[~a.inside] = 0
+            for k in range(ndw):
+                _write(g, dst + k, m, data[:, k])
+        return h
+    nbytes, signed, half = _SUB[rest]
+
+    def hs(g):
+        if g.exec_count == 0:
+            return
+        m = _mask(g)
+        a = _Lds(g, addr, m, offset, nbytes)
+        val = np.where(a.inside, access.gather_bytes(g.ctx.lds, a.index, nbytes), U32(0))
+        if signed:
+            sh = 32 - 8 * nbytes
+            val = ((val << U32(sh)).view(np.int32) >> np.int32(sh)).view(U32)
+        if half is not None:
+            old = _sel(g.vgpr(dst), m)
+            val &= U32(0xFFFF)
+            val = (old & U32(0xFFFF0000)) | val if half == "lo" else (old & U32(0xFFFF)) | (val << U32(16))
+        _write(g, dst, m, val)
+    return hs
+
+
+def _store(inst, rest):
+    src, addr, offset = inst.operands["data0"].index, inst.operands["addr"].index, int(inst.offset)
+    if rest in _DWORDS:
+        ndw = _DWORDS[rest]
+
+        def h(g):
+            if g.exec_count == 0:
+                return
+            m = _mask(g)
+            a = _Lds(g, addr, m, offset, 4 * ndw)
+            data = np.stack([_sel(g.vgpr(src + k), m) for k in range(ndw)], axis=1)
+            access.scatter(g.ctx.lds, a.index[a.inside], data[a.inside])
+        return h
+    nbytes = 1 if rest.startswith("b8") else 2
+    hi = rest.endswith("d16_hi")
+
+    def hs(g):
+        if g.exec_count == 0:
+            return
+        m = _mask(g)
+        a = _Lds(g, addr, m, offset, nbytes)
+        val = _sel(g.vgpr(src), m)
+        if hi:
+            val = val >> U32(16)
+        access.scatter_bytes(g.ctx.lds, a.index[a.inside], val[a.inside], nbytes)
+    return hs
+
+
+def _two_addr(inst, kind, rest):
+    # ds_{load,store}_2addr[_stride64]_b32/b64: two accesses at offset0 / offset1 scaled by the size
+    width = 2 if rest.endswith("b64") else 1
+    scale = 4 * width * (64 if "stride64" in rest else 1)
+    offs = (inst.offset0 * scale, inst.offset1 * scale)
+    addr = inst.operands["addr"].index
+    if kind == "load":
+        dst = inst.operands["vdst"].index
+
+        def h(g):
+            if g.exec_count == 0:
+                return
+            m = _mask(g)
+            for half, off in enumerate(offs):
+                a = _Lds(g, addr, m, off, 4 * width)
+                data = access.gather(g.ctx.lds, a.index, width)
+                data[~a.inside] = 0
+                for k in range(width):
+                    _write(g, dst + half * width + k, m, data[:, k])
+        return h
+    srcs = (inst.operands["data0"].index, inst.operands["data1"].index)
+
+    def hst(g):
+        if g.exec_count == 0:
+            return
+        m = _mask(g)
+        for src, off in zip(srcs, offs):
+            a = _Lds(g, addr, m, off, 4 * width)
+            data = np.stack([_sel(g.vgpr(src + k), m) for k in range(width)], axis=1)
+            access.scatter(g.ctx.lds, a.index[a.inside], data[a.inside])
+    return hst
+
+
+def _atomic(inst, name, wide, rtn):
+    addr, offset = inst.operands["addr"].index, int(inst.offset)
+    d0 = inst.operands["data0"].index
+    d1 = inst.operands.get("data1")
+    dst = inst.operands["vdst"].index if rtn else None
+    nbytes = 8 if wide else 4
+
+    def read(g, reg, m):
+        lo = _sel(g.vgpr(reg), m)
+        if not wide:
+            return lo
+        return lo.astype(U64) | (_sel(g.vgpr(reg + 1), m).astype(U64) << U64(32))
+
+    def h(g):
+        if g.exec_count == 0:
+            return
+        m = _mask(g)
+        a = _Lds(g, addr, m, offset, nbytes)
+        src = read(g, d0, m)
+        cmp = read(g, d1.index, m) if name == "cmpswap" else None
+        old = np.zeros(src.size, src.dtype)
+        ins = a.inside
+        if ins.any():
+            r = access.atomic(g.ctx.lds, a.index[ins], name, src[ins], None if cmp is None else cmp[ins],
+                              bool(wide), rtn)
+            if rtn:
+                old[ins] = r
+        if rtn:
+            if wide:
+                _write(g, dst, m, (old & U64(0xFFFFFFFF)).astype(U32))
+                _write(g, dst + 1, m, (old >> U64(32)).astype(U32))
+            else:
+                _write(g, dst, m, old)
+    return h
+
+
+def _cross_lane(inst, stem):
+    dst, addr = inst.operands["vdst"].index, inst.operands["addr"].index
+    offset = int(inst.offset)
+    if stem == "swizzle_b32":
+        return _swizzle(dst, addr, offset)
+    src = inst.operands["data0"].index
+
+    def h(g):
+        L = g.lanes
+        ex = g.exec
+        data = np.where(ex, g.vgpr(src), U32(0))        # inactive lanes contribute 0
+        lane = ((g.vgpr(addr).astype(np.int64) + offset) >> 2) & (L - 1)
+        if stem == "bpermute_b32":
+            out = np.take_along_axis(data, lane, axis=1)
+        else:                                            # permute: lane i sends its data to lane[i]
+            out = np.zeros_like(data)                   # several senders to one lane: the highest wins
+            rows = np.broadcast_to(np.arange(g.n)[:, None], lane.shape)
+            out[rows[ex], lane[ex]] = data[ex]
+        g.set_vgpr(dst, out)
+    return h
+
+
+def _swizzle(dst, src, offset):
+    lanes = np.arange(64)
+    if 0x8000 <= offset < 0xC000:        # quad permute: 2-bit selects per lane within each quad
+        sel = (lanes & ~3) | ((offset >> (2 * (lanes & 3))) & 3)
+    elif offset < 0x8000:                # bitmask mode within each 32-lane half
+        and_m, or_m, xor_m = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
+        sel = (lanes & 0x20) | ((((lanes & 0x1F) & and_m) | or_m) ^ xor_m)
+    else:
+        raise IllegalInstruction(f"ds_swizzle_b32 offset {offset:#x} (FFT/rotate mode) is not modelled")
+
+    def h(g):
+        data = np.where(g.exec, g.vgpr(src), U32(0))
+        g.set_vgpr(dst, data[:, sel[:g.lanes]])
+    return h

@@ -1,0 +1,104 @@
+"""Decoded code objects: each instruction decoded once into a handler closure, cached by content.
+
+A Program maps byte offsets to steps (handler, next offset, Inst). Instructions are decoded lazily the
+first time control reaches them, so code given only as an address (no known length) works, and bytes
+past the kernel (padding, data) are never decoded unless executed. Programs are cached by the bytes
+they were built from, so a second dispatch of the same code costs a dict lookup.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from gputwin.emu.amd import lds, salu, smem, sopp, vmem
+from gputwin.errors import GpuFault, IllegalInstruction
+
+_VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
+_BUILDERS = {
+    "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": salu.build_sopk, "SOPC": salu.build_sopc,
+    "SOPP": sopp.build, "SMEM": smem.build, "DS": lds.build,
+    "FLAT": vmem.build, "GLOBAL": vmem.build, "SCRATCH": vmem.build,
+    "MUBUF": lambda inst: (lambda g: None) if inst.op in ("buffer_gl0_inv", "buffer_gl1_inv") else None,
+}
+MAX_CACHED = 64
+
+
+def _raiser(exc: GpuFault):
+    def h(g):
+        raise exc
+    return h
+
+
+def _valu_builder():
+    """The VALU teammate's entry point: a per-instruction builder if offered, else execute()."""
+    try:
+        from gputwin.emu.amd import valu
+    except ImportError:
+        return None
+    prepare = getattr(valu, "prepare", None)
+    if prepare is not None:
+        return prepare
+    execute = valu.execute
+    return lambda inst: (lambda g: execute(g, inst))
+
+
+def build_handler(inst):
+    """handler(group) -> control for one decoded instruction; unmodelled ones raise when executed."""
+    try:
+        if inst.encoding in _VALU_ENCODINGS:
+            builder = _valu_builder()
+            if builder is None:
+                raise IllegalInstruction(f"{inst.op}: VALU semantics are not available")
+            return builder(inst)
+        build = _BUILDERS.get(inst.encoding)
+        h = build(inst) if build is not None else None
+        if h is None:
+            raise IllegalInstruction(f"{inst.op} ({inst.encoding}) is not modelled")
+        return h
+    except GpuFault as e:
+        return _raiser(e)
+
+
+class Program:
+    """Steps by byte offset; `code` is the instruction bytes (None for a pre-decoded program)."""
+
+    def __init__(self, code: bytes | None, arch: str = "gfx1100", insts=None):
+        self.code, self.arch = code, arch
+        self.steps: dict[int, tuple] = {}
+        for off, inst in insts or ():
+            self.steps[off] = (build_handler(inst), off + inst.size, inst)
+
+    def step(self, pc: int):
+        st = self.steps.get(pc)
+        if st is None:
+            st = self.steps[pc] = self._decode(pc)
+        return st
+
+    def _decode(self, pc: int):
+        if self.code is None or not 0 <= pc < len(self.code) or pc % 4:
+            return (_raiser(IllegalInstruction(f"no instruction at code offset {pc:#x}")), pc, None)
+        from gputwin.emu.amd.isa import decode
+        try:
+            inst = decode(self.code, self.arch, pc)
+        except GpuFault as e:
+            e.pc = None          # the decoder reports a code offset; the executor fills the address
+            return (_raiser(e), pc, None)
+        except Exception as e:  # the decoder's own errors: report the raw bytes, never crash
+            raw = self.code[pc:pc + 8].hex()
+            return (_raiser(IllegalInstruction(f"undecodable instruction bytes {raw}: {e}")), pc, None)
+        return (build_handler(inst), pc + inst.size, inst)
+
+
+_CACHE: "OrderedDict[tuple[str, bytes], Program]" = OrderedDict()
+
+
+def program_for(code: bytes, arch: str = "gfx1100") -> Program:
+    """The cached Program for these bytes (decoded lazily, once)."""
+    key = (arch, code)
+    p = _CACHE.get(key)
+    if p is None:
+        p = _CACHE[key] = Program(code, arch)
+        if len(_CACHE) > MAX_CACHED:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return p

@@ -1,0 +1,70 @@
+"""SOPP: program control (branches, s_endpgm, s_barrier, s_trap, s_sendmsg) and the accepted no-ops."""
+from __future__ import annotations
+
+
+from gputwin.emu.amd.control import BARRIER, END, Diverge
+from gputwin.emu.amd.hwreg import MSG_DEALLOC_VGPRS
+from gputwin.errors import GpuFault, IllegalInstruction
+
+# Scheduling hints and cache controls: nothing to model for a functional emulator.
+_NOPS = {"s_nop", "s_waitcnt", "s_delay_alu", "s_clause", "s_waitcnt_depctr", "s_set_inst_prefetch_distance",
+         "s_sleep", "s_setprio", "s_icache_inv", "s_ttracedata", "s_ttracedata_imm", "s_wait_event",
+         "s_wakeup", "s_incperflevel", "s_decperflevel"}
+
+
+def _nonzero_words(index):
+    """Per wave: is the lane mask in SGPR `index` (a pair in wave64) non-zero? Reads the packed words."""
+    def f(g):
+        w = g.s[index]
+        return (w | g.s[index + 1]) != 0 if g.wave64 else w != 0
+    return f
+
+
+def _taken(op):
+    """Per-wave branch condition of an s_cbranch_* as a function of the group."""
+    vcc, exe = _nonzero_words(106), _nonzero_words(126)
+    return {
+        "s_cbranch_scc0": lambda g: ~g.scc,
+        "s_cbranch_scc1": lambda g: g.scc,
+        "s_cbranch_vccz": lambda g: ~vcc(g),
+        "s_cbranch_vccnz": vcc,
+        "s_cbranch_execz": lambda g: ~exe(g),
+        "s_cbranch_execnz": exe,
+    }.get(op)
+
+
+def build(inst):
+    op = inst.op
+    imm = inst.simm16 if inst.simm16 is not None else 0
+    if op in _NOPS:
+        return lambda g: None
+    if op == "s_endpgm":
+        return lambda g: END
+    if op == "s_barrier":
+        return lambda g: BARRIER
+    rel = 4 + 4 * (((imm & 0xFFFF) ^ 0x8000) - 0x8000)
+    if op == "s_branch":
+        return lambda g: g.pc + rel
+    cond = _taken(op)
+    if cond is not None:
+        return lambda g: Diverge.branch(cond(g), g.pc + rel)
+    if op == "s_sendmsg":
+        if imm & 0xFF != MSG_DEALLOC_VGPRS:
+            raise IllegalInstruction(f"s_sendmsg: message {imm & 0xFF} is not modelled")
+        return lambda g: None
+    if op == "s_trap":
+        def trap(g):
+            raise GpuFault(f"s_trap {imm & 0xFF}", kind="trap")
+        return trap
+    if op == "s_round_mode":
+        def h(g):
+            g.mode = (g.mode & ~0xF) | (imm & 0xF)
+        return h
+    if op == "s_denorm_mode":
+        def h(g):
+            g.mode = (g.mode & ~0xF0) | ((imm & 0xF) << 4)
+        return h
+    return None
+
+
+

@@ -1,0 +1,52 @@
+"""The shape of one entry in the VALU semantics tables, and the per-instruction context it receives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .fp import FMTS, Fmt, Mode, apply_clamp, apply_omod, fix_nan
+
+
+@dataclass(frozen=True)
+class Op:
+    """How execute() runs one mnemonic.
+
+    fn(c, *srcs) gets the sources as bit arrays (after DPP, abs/neg, input denormal flushing) and returns
+    the result bits, or (result, mask) for out="v+mask", or a bool mask for out="mask"/"exec".
+    """
+    fn: Callable
+    srcs: tuple[str, ...]           # operand type of src0, src1, src2
+    dst: str | None = None          # result type (None: no VGPR result)
+    out: str = "v"                  # v | mask | v+mask | exec (v_cmpx)
+    fmt: Fmt | None = None          # float format whose FP_ROUND applies; None: the op does not round
+    directed: bool = False          # fn implements the non-nearest rounding modes itself
+    flush: bool = True              # flush denormal float inputs per FP_DENORM
+    nan: bool = True                # NaN results: quiet the first NaN source / canonical NaN
+    int_clamp: bool = False         # fn implements the clamp bit as integer saturation
+    cin: str | None = None          # lane-mask input: "src2" (VCC in VOP2) or "vcc" (always VCC)
+    acc: bool = False               # VOP2 mac form: src2 is the destination register
+    k: str | None = None            # role that receives the literal K of v_fmamk/v_fmaak
+
+
+@dataclass
+class Ctx:
+    group: object
+    inst: object
+    mode: Mode
+    rmode: int = 0
+    clamp: bool = False
+    cin: object = None              # bool (n, L) or None
+    exec: object = None             # bool (n, L): lanes that execute
+
+
+def finish_float(op: Op, inst, mode: Mode, res, srcs):
+    """Post-processing of a float result: NaN quieting, output denormal flush, omod, then clamp."""
+    f = FMTS[op.dst]
+    if op.nan:
+        res = fix_nan(res, [s for s, t in zip(srcs, op.srcs) if FMTS.get(t) is f], f)
+    res = mode.flush_out(res, f)
+    if inst.omod:
+        res = apply_omod(res, f, inst.omod, mode)
+    if inst.clamp:
+        res = apply_clamp(res, f, mode)
+    return res

@@ -1,0 +1,224 @@
+"""Wave state for the RDNA3 emulator: a WaveGroup is every wave of a dispatch that shares a PC.
+
+All waves of a group execute each instruction together on numpy arrays shaped (waves, lanes), so one
+Python-level step advances thousands of lanes. The group owns the register files of its waves:
+- VGPRs: one uint32 (n, L) array per register, allocated on first write (unwritten registers read 0).
+  Stored arrays are never modified in place (writes build a new array), so callers may keep or alias
+  what `vgpr()` returns, and `set_vgpr` may keep the array it is given; both are marked read-only.
+- The scalar operand space: a uint32 (128, n) array (row per operand, contiguous per-wave values) indexed by operand encoding (0..105 SGPRs, 106/107
+  VCC, 108..123 TTMP, 124 NULL, 125 M0, 126/127 EXEC). EXEC is also kept unpacked as a bool (n, L)
+  mask; both forms are updated together on every write.
+- SCC as a bool (n,) array and MODE as one uint32 (uniform within a group; groups only merge when equal).
+
+This module is the contract with the VALU semantics (docs/contracts.md); keep its API stable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gputwin.errors import IllegalInstruction
+
+NUM_SGPR_SLOTS = 128
+VCC, NULL, M0, EXEC = 106, 124, 125, 126
+SRC_VCCZ, SRC_EXECZ, SRC_SCC = 251, 252, 253
+APERTURES = (235, 236, 237, 238)  # src_shared_base/limit, src_private_base/limit
+
+
+class WaveGroup:
+    """n waves x L lanes that execute the same instruction; see the module docstring."""
+
+    __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
+                 "_exec", "exec_full", "exec_count", "_masks")
+
+    def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int):
+        self.ctx = ctx                      # per-dispatch state the core owns (memory, LDS, apertures)
+        self.waves = np.asarray(waves, np.int64)   # global wave id of each wave (for faults, scratch)
+        self.wg = np.asarray(wg, np.int64)         # flat workgroup index of each wave (LDS, barriers)
+        self.n = int(self.waves.size)
+        self.wave64 = bool(wave64)
+        self.lanes = 64 if wave64 else 32
+        self.mode = int(mode)
+        self.pc = int(pc)                   # byte offset from the dispatch's code address
+        self.s = np.zeros((NUM_SGPR_SLOTS, self.n), np.uint32)
+        self.v: list[np.ndarray | None] = [None] * 256
+        self.scc = np.zeros(self.n, bool)
+        self._masks: dict[int, np.ndarray] = {}
+        self.set_exec(np.zeros((self.n, self.lanes), bool))
+
+    # --- EXEC ----------------------------------------------------------------------------------
+    @property
+    def exec(self) -> np.ndarray:
+        return self._exec
+
+    def set_exec(self, mask: np.ndarray) -> None:
+        mask = np.ascontiguousarray(np.broadcast_to(mask, (self.n, self.lanes)), dtype=bool)
+        mask.flags.writeable = False
+        self._exec = mask
+        self.exec_count = int(np.count_nonzero(mask))
+        self.exec_full = self.exec_count == mask.size
+        words = _pack(mask)
+        self.s[EXEC] = words[:, 0]
+        self.s[EXEC + 1] = words[:, 1] if self.wave64 else 0
+
+    # --- VGPRs ---------------------------------------------------------------------------------
+    def vgpr(self, reg: int) -> np.ndarray:
+        a = self.v[reg]
+        if a is None:
+            a = np.zeros((self.n, self.lanes), np.uint32)
+            a.flags.writeable = False
+            self.v[reg] = a
+        return a
+
+    def set_vgpr(self, reg: int, value, mask: np.ndarray | None = None) -> None:
+        """Write lanes where `mask` (default EXEC) is set; value is (n, L), (n, 1), (n,) -> per wave, or scalar.
+
+        The group takes ownership of a full (n, L) uint32 array: the caller must not modify it later."""
+        value = np.asarray(value)
+        if value.dtype != np.uint32:
+            value = value.view(np.uint32) if value.dtype.itemsize == 4 and value.dtype.kind != "b" \
+                else value.astype(np.uint32)
+        if value.ndim == 1:
+            value = value[:, None]
+        if mask is None:
+            if self.exec_full:
+                if value.shape != (self.n, self.lanes) or not value.flags.c_contiguous:
+                    value = np.ascontiguousarray(np.broadcast_to(value, (self.n, self.lanes)))
+                self.put_vgpr(reg, value)
+                return
+            if self.exec_count == 0:
+                return
+            mask = self._exec
+        self.put_vgpr(reg, np.where(mask, value, self.vgpr(reg)))
+
+    def put_vgpr(self, reg: int, arr: np.ndarray) -> None:
+        """Store a full (n, L) uint32 array as VGPR `reg` (every lane; the group takes ownership)."""
+        if not 0 <= reg < 256:
+            raise IllegalInstruction(f"VGPR v{reg} out of range")
+        if arr.flags.writeable:
+            arr.flags.writeable = False
+        self.v[reg] = arr
+
+    # --- scalar operand space ------------------------------------------------------------------
+    def sgpr(self, index: int) -> np.ndarray:
+        """uint32 (n,) value of scalar operand `index` (also 251 vccz, 252 execz, 253 scc, 235..238 apertures)."""
+        if index < NUM_SGPR_SLOTS:
+            return self.s[index] if index != NULL else np.zeros(self.n, np.uint32)
+        if index == SRC_SCC:
+            return self.scc.astype(np.uint32)
+        if index == SRC_EXECZ:
+            return (~self._exec.any(axis=1)).astype(np.uint32)
+        if index == SRC_VCCZ:
+            return (~self.lane_mask(VCC).any(axis=1)).astype(np.uint32)
+        if index in APERTURES:
+            return np.full(self.n, self.ctx.aperture(index), np.uint32)
+        raise IllegalInstruction(f"scalar operand {index} is not modelled")
+
+    def set_sgpr(self, index: int, value) -> None:
+        if index == NULL:
+            return
+        if not 0 <= index < NUM_SGPR_SLOTS:
+            raise IllegalInstruction(f"scalar destination {index} is not writable")
+        self.s[index] = value
+        self._masks.pop(index, None)
+        self._masks.pop(index - 1, None)
+        if index in (EXEC, EXEC + 1):
+            self.set_exec(_unpack(self.s[EXEC:EXEC + 2].T, self.lanes))
+
+    def sgpr64(self, index: int) -> np.ndarray:
+        """uint64 (n,) value of the scalar pair starting at `index`."""
+        if index == NULL:
+            return np.zeros(self.n, np.uint64)
+        lo = self.s[index].astype(np.uint64)
+        return lo | (self.s[index + 1].astype(np.uint64) << np.uint64(32))
+
+    def set_sgpr64(self, index: int, value) -> None:
+        value = np.asarray(value, np.uint64)
+        if index == NULL:
+            return
+        self.s[index + 1] = (value >> np.uint64(32)).astype(np.uint32)
+        self._masks.pop(index + 1, None)
+        self.set_sgpr(index, (value & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+
+    # --- lane masks (VCC, SDST, EXEC) ----------------------------------------------------------
+    def lane_mask(self, index: int) -> np.ndarray:
+        """bool (n, L): bits of one SGPR (wave32) or an SGPR pair (wave64), e.g. VCC (106)."""
+        if index == EXEC:
+            return self._exec
+        m = self._masks.get(index)
+        if m is None:
+            if index == NULL:
+                return np.zeros((self.n, self.lanes), bool)
+            words = self.s[index:index + (2 if self.wave64 else 1)].T
+            m = _unpack(words, self.lanes)
+            m.flags.writeable = False
+            self._masks[index] = m
+        return m
+
+    def set_lane_mask(self, index: int, mask: np.ndarray) -> None:
+        if index == EXEC:
+            self.set_exec(mask)
+            return
+        if index == NULL:
+            return
+        mask = np.ascontiguousarray(np.broadcast_to(mask, (self.n, self.lanes)), dtype=bool)
+        words = _pack(mask)
+        self.s[index] = words[:, 0]
+        if self.wave64:
+            self.s[index + 1] = words[:, 1]
+            self._masks.pop(index + 1, None)
+        self._masks.pop(index - 1, None)
+        mask.flags.writeable = False
+        self._masks[index] = mask
+
+    # --- splitting and merging (the core's) ----------------------------------------------------
+    def take(self, sel: np.ndarray) -> "WaveGroup":
+        """A new group made of the waves selected by `sel` (bool (n,) or indices); same PC and MODE."""
+        idx = np.flatnonzero(sel) if sel.dtype == bool else sel
+        g = WaveGroup.__new__(WaveGroup)
+        g.ctx, g.wave64, g.lanes, g.mode, g.pc = self.ctx, self.wave64, self.lanes, self.mode, self.pc
+        g.waves, g.wg = self.waves.take(idx), self.wg.take(idx)
+        g.n = int(g.waves.size)
+        g.s = self.s.take(idx, axis=1)
+        g.v = [None if a is None else _ro(a.take(idx, axis=0)) for a in self.v]
+        g.scc = self.scc.take(idx)
+        g._masks = {}
+        g.set_exec(self._exec.take(idx, axis=0))
+        return g
+
+    def can_merge(self, other: "WaveGroup") -> bool:
+        return self.pc == other.pc and self.mode == other.mode and self.wave64 == other.wave64
+
+    @staticmethod
+    def merge(groups: list["WaveGroup"]) -> "WaveGroup":
+        """One group holding the waves of all `groups` (which must agree by can_merge)."""
+        if len(groups) == 1:
+            return groups[0]
+        first = groups[0]
+        g = WaveGroup.__new__(WaveGroup)
+        g.ctx, g.wave64, g.lanes, g.mode, g.pc = first.ctx, first.wave64, first.lanes, first.mode, first.pc
+        g.waves = np.concatenate([x.waves for x in groups])
+        g.wg = np.concatenate([x.wg for x in groups])
+        g.n = int(g.waves.size)
+        g.s = np.concatenate([x.s for x in groups], axis=1)
+        g.v = [None if all(x.v[r] is None for x in groups) else _ro(np.concatenate([x.vgpr(r) for x in groups]))
+               for r in range(256)]
+        g.scc = np.concatenate([x.scc for x in groups])
+        g._masks = {}
+        g.set_exec(np.concatenate([x.exec for x in groups]))
+        return g
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _pack(mask: np.ndarray) -> np.ndarray:
+    """bool (n, 32|64) -> uint32 (n, 1|2), lane 0 in bit 0."""
+    return np.packbits(mask, axis=1, bitorder="little").view("<u4")
+
+
+def _unpack(words: np.ndarray, lanes: int) -> np.ndarray:
+    """uint32 (n, >=1) -> bool (n, lanes)."""
+    b = np.ascontiguousarray(words[:, :lanes // 32], dtype="<u4").view(np.uint8)
+    return np.unpackbits(b, axis=1, bitorder="little").view(bool)

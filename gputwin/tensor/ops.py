@@ -1,0 +1,129 @@
+"""Elementwise ops: dtype rules, broadcasting and fusion into lazy expressions (no kernel runs here).
+
+Each op promotes its operands (dtypes.py), casts them explicitly, broadcasts them to the result shape
+(a view change of every Load) and wraps them in one spec Op. Chains of such ops stay one expression
+and become one kernel when the result is needed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gputwin.tensor import dtypes as D
+from gputwin.tensor import lazy
+from gputwin.tensor.shape import broadcast_shapes
+from gputwin.tensor.spec import Const, Op, count_ops
+
+FLOAT_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "gelu")
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _tensor_cls():
+    from gputwin.tensor.tensor import Tensor
+    return Tensor
+
+
+def _operand(x, like):
+    """A Tensor, or a weak scalar (Python / numpy scalar), or array data placed on like's device."""
+    Tensor = _tensor_cls()
+    if isinstance(x, Tensor):
+        if x.ctx is not like.ctx:
+            raise ValueError(f"tensors are on different devices ({x.device} and {like.device}); use .to()")
+        return x
+    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)) and np.ndim(x) == 0:
+        if isinstance(x, np.generic):  # numpy scalars are strong, as in numpy
+            return Tensor(np.asarray(x), device=like.ctx)
+        return x
+    return Tensor(x, device=like.ctx)
+
+
+def _expr(t, dtype, shape):
+    """t's expression, cast to dtype and broadcast to shape (scalars become constants)."""
+    Tensor = _tensor_cls()
+    if not isinstance(t, Tensor):
+        return Const(dtype.type(t).item(), dtype), ()
+    if count_ops(t._expr) > lazy.MAX_FUSED_OPS:
+        t.realize()
+    if t.shape != shape:
+        t = t.expand(*shape)
+    expr = t._expr if t.dtype == dtype else Op("cast", (t._expr,), dtype)
+    return expr, t._bufs
+
+
+def _build(op: str, operands: list, compute, out_dtype):
+    Tensor = _tensor_cls()
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    ctx = tensors[0].ctx
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    parts = [_expr(x, compute if i or op != "where" else D.bool_, shape) for i, x in enumerate(operands)]
+    if len({id(b) for _, bufs in parts for b in bufs}) > lazy.MAX_ARGS:
+        parts = [_expr(x.realize() if isinstance(x, Tensor) else x, compute if i or op != "where" else D.bool_,
+                       shape) for i, x in enumerate(operands)]
+    exprs, bufs = lazy.merge(parts)
+    return Tensor._make(ctx, shape, out_dtype, Op(op, tuple(exprs), out_dtype), bufs)
+
+
+def _dtype_of(x):
+    Tensor = _tensor_cls()
+    return x.dtype if isinstance(x, Tensor) else None
+
+
+def _result_dtype(a, b):
+    da, db = _dtype_of(a), _dtype_of(b)
+    if da is not None and db is not None:
+        return D.promote(da, db)
+    return D.promote_scalar(da, b) if da is not None else D.promote_scalar(db, a)
+
+
+def binary(op: str, a, b):
+    Tensor = _tensor_cls()
+    like = a if isinstance(a, Tensor) else b
+    a, b = _operand(a, like), _operand(b, like)
+    dt = _result_dtype(a, b)
+    if op == "div":
+        dt = dt if D.is_float(dt) else D.DEFAULT_FLOAT
+    elif dt == D.bool_ and op in ("add", "mul", "max", "min"):
+        op = {"add": "or", "mul": "and", "max": "or", "min": "and"}[op]  # numpy's bool semantics
+    elif dt == D.bool_ and op in ("sub", "pow"):
+        raise D.DTypeError(f"{op} of bool tensors is not supported (numpy raises too); use ^ or cast")
+    if op == "pow" and not D.is_float(dt):
+        raise D.DTypeError(f"pow of {dt} tensors is not supported; cast to a float dtype first")
+    if op in ("and", "or") and D.is_float(dt):
+        raise D.DTypeError(f"& and | need bool or integer tensors, got {dt}")
+    return _build(op, [a, b], dt, D.bool_ if op in COMPARE else dt)
+
+
+def unary(op: str, x):
+    dt = x.dtype
+    if op in FLOAT_UNARY and not D.is_float(dt):
+        dt = D.float16 if dt in (D.bool_, D.uint8) else D.DEFAULT_FLOAT  # numpy's ufunc loop choice
+    elif op == "neg" and dt == D.bool_:
+        raise D.DTypeError("negating a bool tensor is not supported (numpy raises too); use ~")
+    elif op == "relu" and dt == D.bool_:
+        raise D.DTypeError("relu of a bool tensor is not supported")
+    elif op == "abs" and dt in (D.bool_, D.uint8):
+        return x
+    elif op == "not" and D.is_float(dt):
+        raise D.DTypeError(f"~ needs a bool or integer tensor, got {dt}")
+    return _build(op, [x], dt, dt)
+
+
+def where(cond, a, b):
+    Tensor = _tensor_cls()
+    like = next(x for x in (cond, a, b) if isinstance(x, Tensor))
+    cond, a, b = _operand(cond, like), _operand(a, like), _operand(b, like)
+    if not isinstance(cond, Tensor):
+        cond = Tensor(np.asarray(bool(cond)), device=like.ctx)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        dt = _result_dtype(a, b)
+    elif any(isinstance(v, (float, np.floating)) for v in (a, b)):
+        dt = D.DEFAULT_FLOAT
+    else:
+        dt = D.bool_ if all(isinstance(v, (bool, np.bool_)) for v in (a, b)) else D.DEFAULT_INT
+    return _build("where", [cond, a, b], dt, dt)
+
+
+def cast(x, dtype):
+    dt = D.to_dtype(dtype)
+    if dt == x.dtype:
+        return x
+    return _tensor_cls()._make(x.ctx, x.shape, dt, Op("cast", (x._expr,), dt), x._bufs)

@@ -1,0 +1,159 @@
+"""Reductions, matmul and softmax: each reduction is one kernel that inlines its (lazy) input.
+
+Order and precision (docs/tensor.md): every output element is reduced by one work-item, sequentially
+in row-major order of the reduced axes. float16/bfloat16 accumulate in float32 and round once at the
+end; integer and bool sums/products accumulate in int64 (numpy's dtype; uint8 gives int64, not uint64).
+matmul is a sum over k of exact float32 products for half inputs, of dtype products otherwise.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gputwin.tensor import dtypes as D
+from gputwin.tensor import movement, ops
+from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes
+from gputwin.tensor.spec import Const, Load
+from gputwin.tensor.tensor import Tensor, make_spec
+
+_NO_IDENTITY = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin"}
+
+
+SPLIT_MIN_LENGTH = 1024   # reductions at least this long ...
+SPLIT_MAX_OUTPUTS = 1024  # ... with at most this many outputs run in two stages
+
+
+def _identity(op: str, dt):
+    if op == "sum":
+        return -0.0 if D.is_float(dt) else 0
+    if op == "prod":
+        return 1
+    if D.is_float(dt):
+        return -np.inf if op == "max" else np.inf
+    info = np.iinfo(np.uint8 if dt == D.bool_ else dt)
+    return (info.min if op == "max" else info.max) if dt != D.bool_ else op == "min"
+
+
+def _run(op: str, t: Tensor, axes: tuple[int, ...], out_dtype, acc_dtype) -> Tensor:
+    """Reduce t over axes (sorted) into a realized tensor of the kept dims."""
+    kept = [d for d in range(t.ndim) if d not in axes]
+    shape = tuple(t.shape[d] for d in kept)
+    rshape = tuple(t.shape[d] for d in axes)
+    if op in _NO_IDENTITY and 0 in rshape:
+        raise ValueError(f"zero-size array to reduction operation {_NO_IDENTITY[op]} which has no identity")
+    tp = movement.permute(t, tuple(kept) + tuple(axes))
+    length, n = int(np.prod(rshape)), int(np.prod(shape))
+    if op in ("sum", "prod", "max", "min") and length >= SPLIT_MIN_LENGTH and n <= SPLIT_MAX_OUTPUTS:
+        # Two stages, so no work-item walks the whole length: C-element chunks (row-major) reduce
+        # to P partials in the accumulator dtype, which then reduce in order (docs/tensor.md).
+        chunk = math.isqrt(length - 1) + 1
+        parts = -(-length // chunk)
+        flat = movement.reshape(tp, shape + (length,))
+        if parts * chunk != length:
+            flat = movement.pad(flat, [(0, 0)] * len(shape) + [(0, parts * chunk - length)], _identity(op, t.dtype))
+        partial = _launch(op, movement.reshape(flat, shape + (parts, chunk)), shape + (parts,), (chunk,),
+                          acc_dtype, acc_dtype)
+        return _launch(op, partial, shape, (parts,), out_dtype, acc_dtype)
+    return _launch(op, tp, shape, rshape, out_dtype, acc_dtype)
+
+
+def _launch(op: str, tp: Tensor, shape, rshape, out_dtype, acc_dtype) -> Tensor:
+    """One reduction kernel: tp's trailing dims (rshape) reduce into a new tensor of `shape`."""
+    n = int(np.prod(shape))
+    out = tp.ctx.alloc(n * out_dtype.itemsize)
+    if n:
+        spec = make_spec("R", shape, tp._expr, out_dtype, tp._bufs, reduce=op, rshape=rshape, acc_dtype=acc_dtype)
+        tp.ctx.run(spec, tp._bufs, out)
+    return Tensor._make(tp.ctx, shape, out_dtype, Load(0, out_dtype, View.contiguous(shape)), (out,))
+
+
+def _keep(r: Tensor, t: Tensor, axes, keepdims: bool) -> Tensor:
+    if not keepdims:
+        return r
+    return movement.reshape(r, tuple(1 if d in axes else s for d, s in enumerate(t.shape)))
+
+
+def _acc(dt):
+    return D.float32 if dt in (D.float16, D.bfloat16) else dt
+
+
+def reduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
+    axes = normalize_axes(axis, t.ndim)
+    if op in ("sum", "prod"):
+        out = t.dtype if D.is_float(t.dtype) else D.int64
+        acc = _acc(out)
+    else:
+        out = t.dtype
+        acc = D.uint8 if out == D.bool_ else _acc(out)
+    if not axes:  # nothing to reduce: numpy returns the values (in the reduction's dtype)
+        return ops.cast(t, out)
+    return _keep(_run(op, t, axes, out, acc), t, axes, keepdims)
+
+
+def mean(t: Tensor, axis=None, keepdims=False) -> Tensor:
+    axes = normalize_axes(axis, t.ndim)
+    dt = t.dtype if D.is_float(t.dtype) else D.DEFAULT_FLOAT
+    n = int(np.prod([t.shape[a] for a in axes]))
+    # as numpy: halves are summed and divided in float32, then rounded once to their dtype
+    s = _run("sum", ops.cast(t, _acc(dt)), axes, _acc(dt), _acc(dt)) if axes else ops.cast(t, _acc(dt))
+    return _keep(ops.cast(s / float(n), dt), t, axes, keepdims)
+
+
+def argreduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
+    if axis is None:
+        r = _run(op, movement.reshape(t, (-1,)), (0,), D.int64, D.uint8 if t.dtype == D.bool_ else _acc(t.dtype))
+        return movement.reshape(r, (1,) * t.ndim) if keepdims else r
+    if not isinstance(axis, int):
+        raise TypeError(f"{op} takes a single integer axis or None, got {axis!r}")
+    axes = normalize_axes(axis, t.ndim)
+    acc = D.uint8 if t.dtype == D.bool_ else _acc(t.dtype)
+    return _keep(_run(op, t, axes, D.int64, acc), t, axes, keepdims)
+
+
+def matmul(a, b) -> Tensor:
+    like = a if isinstance(a, Tensor) else b
+    a, b = ops._operand(a, like), ops._operand(b, like)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.ndim == 0 or b.ndim == 0:
+        raise ShapeError("matmul: input operands must be at least 1-d (use * for scalars)")
+    dt = D.promote(a.dtype, b.dtype)
+    if dt == D.bool_:
+        raise D.DTypeError("matmul of bool tensors is not supported; cast to an integer or float dtype")
+    a2 = movement.reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
+    b2 = movement.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    n, k, k2, m = a2.shape[-2], a2.shape[-1], b2.shape[-2], b2.shape[-1]
+    if k != k2:
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not align: {k} (dim {a.ndim - 1}) != {k2}"
+                         f" (dim {max(b.ndim - 2, 0)})")
+    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    # Each operand element is read m (or n) times: compute pending elementwise work once, not per read.
+    for t in (a2, b2):
+        if not t.is_view and not isinstance(t._expr, Const):
+            t.realize()
+    prod_dt = _acc(dt)  # half products are exact in float32
+    ae = movement.expand(movement.reshape(ops.cast(a2, prod_dt), a2.shape[:-1] + (1, k)), batch + (n, m, k))
+    bt = movement.permute(ops.cast(b2, prod_dt), tuple(range(b2.ndim - 2)) + (b2.ndim - 1, b2.ndim - 2))
+    be = movement.expand(movement.reshape(bt, bt.shape[:-2] + (1, m, k)), batch + (n, m, k))
+    r = _run("sum", ae * be, (len(batch) + 2,), dt, prod_dt)
+    if a.ndim == 1:
+        r = movement.reshape(r, r.shape[:-2] + r.shape[-1:])
+    if b.ndim == 1:
+        r = movement.reshape(r, r.shape[:-1])
+    return r
+
+
+def _float_input(t: Tensor) -> Tensor:
+    return t if D.is_float(t.dtype) else ops.cast(t, D.float16 if t.dtype in (D.bool_, D.uint8) else D.float32)
+
+
+def softmax(t: Tensor, axis=-1) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)): three kernels (max, fused exp-sum, fused exp-divide)."""
+    x = _float_input(t)
+    e = (x - reduce("max", x, axis, keepdims=True)).exp()
+    return e / reduce("sum", e, axis, keepdims=True)
+
+
+def log_softmax(t: Tensor, axis=-1) -> Tensor:
+    x = _float_input(t)
+    shifted = x - reduce("max", x, axis, keepdims=True)
+    return shifted - reduce("sum", shifted.exp(), axis, keepdims=True).log()

@@ -1,0 +1,28 @@
+"""LLVM 19 as the oracle for the ISA tests: loads tools/llvm_oracle.py (shared with the table generator)
+and says why a test must skip when LLVM is absent."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+_PATH = pathlib.Path(__file__).resolve().parents[4] / "tools" / "llvm_oracle.py"
+_spec = importlib.util.spec_from_file_location("llvm_oracle", _PATH)
+llvm_oracle = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(llvm_oracle)
+
+SKIP_REASON = "needs llvm-mc-19 and libLLVM-19 (apt install llvm-19) as the reference for encodings"
+
+
+def require_llvm():
+    """(Disassembler, mc) or skip: the in-process disassembler filters candidates, llvm-mc judges."""
+    if not llvm_oracle.have_llvm_mc() or llvm_oracle.find_libllvm() is None:
+        pytest.skip(SKIP_REASON)
+    return llvm_oracle.Disassembler("gfx1100"), llvm_oracle.mc
+
+
+def encoding_bytes(line: str) -> bytes:
+    """The bytes of an llvm-mc `; encoding: [0x..,...]` comment."""
+    inner = line.split("encoding: [", 1)[1].split("]", 1)[0]
+    return bytes(int(x, 16) for x in inner.split(","))

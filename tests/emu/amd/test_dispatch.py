@@ -1,0 +1,191 @@
+"""run_dispatch: the initial wave state (SGPR/VGPR layout, EXEC, LDS, scratch), faults, watchdog, counters."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+from gputwin.emu.amd.standalone import Arena
+from gputwin.errors import GpuHang, IllegalInstruction, MemoryFault
+from tests.emu.amd.helpers import asm
+
+CODE = 0x40000
+
+
+def rsrc2(user=0, tgid=(0, 0, 0), tid_cnt=0, scratch=False):
+    return int(scratch) | user << 1 | tgid[0] << 7 | tgid[1] << 8 | tgid[2] << 9 | tid_cnt << 11
+
+
+def dispatch(text, **kw):
+    return Dispatch(code_address=CODE, code=asm(text + "\ns_endpgm\n"), **kw)
+
+
+# out[(wg_y * 2 + wg_x) * 64 + tid] = (wg_x, wg_y, s2, v0): 16 bytes per work-item
+STORE_IDS = """
+s_lshl_b32 s5, s4, 1
+s_add_u32 s5, s5, s3
+s_lshl_b32 s5, s5, 6
+v_and_b32 v1, 0x3ff, v0
+v_add_nc_u32 v1, s5, v1
+v_lshlrev_b32 v2, 4, v1
+v_mov_b32 v3, s3
+v_mov_b32 v4, s4
+v_mov_b32 v5, s2
+v_mov_b32 v6, v0
+global_store_b128 v2, v[3:6], s[0:1]
+"""
+
+
+@pytest.mark.parametrize("wave64", [False, True])
+def test_user_sgprs_then_workgroup_ids_and_partial_wave_exec(wave64):
+    arena = Arena()
+    out = arena.alloc(16 * 64 * 6)
+    c = run_dispatch(arena.mem, dispatch(STORE_IDS, grid=(2, 3, 1), block=(40, 1, 1), wave64=wave64,
+                                         user_sgprs=[out & 0xFFFFFFFF, out >> 32, 0x1234],
+                                         rsrc2=rsrc2(user=3, tgid=(1, 1, 0))))
+    got = arena.array(out, np.uint32, 4 * 64 * 6).reshape(6, 64, 4)
+    for wg in range(6):
+        assert (got[wg, :40, 0] == wg % 2).all() and (got[wg, :40, 1] == wg // 2).all()
+        assert (got[wg, :40, 2] == 0x1234).all() and (got[wg, :40, 3] == np.arange(40)).all()
+        assert (got[wg, 40:] == 0).all()                    # lanes past the block never ran
+    lanes = 64 if wave64 else 32
+    waves = 6 * -(-40 // lanes)
+    assert c.waves == waves
+    assert c.wave_insts == 12 * waves and c.lane_ops == 12 * 6 * 40
+
+
+def test_work_item_ids_are_packed_into_v0():
+    arena = Arena()
+    out = arena.alloc(4 * 64)
+    text = "v_lshlrev_b32 v1, 2, v7\nglobal_store_b32 v1, v0, s[0:1]"
+    # v7 = flat id: the kernel computes it from the packed ids to check the packing
+    text = ("v_and_b32 v1, 0x3ff, v0\nv_bfe_u32 v2, v0, 10, 10\nv_bfe_u32 v3, v0, 20, 10\n"
+            "v_lshl_add_u32 v7, v3, 5, v1\nv_lshl_add_u32 v7, v2, 3, v7\n" + text)
+    run_dispatch(arena.mem, dispatch(text, block=(8, 4, 2), user_sgprs=[out & 0xFFFFFFFF, out >> 32],
+                                     rsrc2=rsrc2(user=2, tid_cnt=2)))
+    flat = np.arange(64)
+    x, y, z = flat % 8, (flat // 8) % 4, flat // 32
+    assert (arena.array(out, np.uint32, 64) == x | y << 10 | z << 20).all()
+
+
+def test_mode_comes_from_rsrc1_float_mode_dx10_ieee():
+    arena = Arena()
+    out = arena.alloc(4)
+    rsrc1 = 0xF0 << 12 | 1 << 21 | 1 << 23
+    run_dispatch(arena.mem, dispatch("s_getreg_b32 s2, hwreg(HW_REG_MODE)\nv_mov_b32 v1, s2\nv_mov_b32 v2, 0\n"
+                                     "global_store_b32 v2, v1, s[0:1]", user_sgprs=[out & 0xFFFFFFFF, out >> 32],
+                                     rsrc1=rsrc1))
+    assert arena.array(out, np.uint32, 1)[0] == 0xF0 | 1 << 8 | 1 << 9
+
+
+def test_lds_is_private_to_each_workgroup_and_barriers_order_waves():
+    # wave 1 of each workgroup writes its workgroup id into LDS after a long detour; wave 0 waits at the
+    # barrier, then reads it: the waves run split (different paths) and must meet at s_barrier.
+    text = """
+s_getreg_b32 s6, hwreg(HW_REG_HW_ID1, 0, 5)
+v_mov_b32 v1, 0
+s_cmp_eq_u32 s6, 0
+s_cbranch_scc1 reader
+s_mov_b32 s7, 20
+spin:
+s_sub_u32 s7, s7, 1
+s_cmp_lg_u32 s7, 0
+s_cbranch_scc1 spin
+v_mov_b32 v2, s2
+ds_store_b32 v1, v2
+reader:
+s_waitcnt lgkmcnt(0)
+s_barrier
+ds_load_b32 v3, v1
+s_waitcnt lgkmcnt(0)
+s_lshl_b32 s8, s2, 3
+s_lshl_b32 s9, s6, 2
+s_add_u32 s8, s8, s9
+v_mov_b32 v4, s8
+global_store_b32 v4, v3, s[0:1]
+"""
+    arena = Arena()
+    out = arena.alloc(8 * 4)
+    run_dispatch(arena.mem, dispatch(text, grid=(4, 1, 1), block=(64, 1, 1), lds_bytes=64,
+                                     user_sgprs=[out & 0xFFFFFFFF, out >> 32], rsrc2=rsrc2(user=2, tgid=(1, 0, 0))))
+    assert arena.array(out, np.uint32, 8).reshape(4, 2).tolist() == [[w, w] for w in range(4)]
+
+
+def test_scratch_is_private_per_lane():
+    text = """
+v_mov_b32 v1, 0
+v_add_nc_u32 v2, s2, v0
+scratch_store_b32 off, v2, off offset:8
+v_mov_b32 v2, 0
+scratch_load_b32 v3, off, off offset:8
+s_waitcnt vmcnt(0)
+v_lshlrev_b32 v4, 2, v0
+s_lshl_b32 s3, s2, 8
+v_add_nc_u32 v4, s3, v4
+global_store_b32 v4, v3, s[0:1]
+"""
+    arena = Arena()
+    out = arena.alloc(4 * 128)
+    run_dispatch(arena.mem, dispatch(text, grid=(2, 1, 1), block=(64, 1, 1), scratch_bytes_per_lane=16,
+                                     user_sgprs=[out & 0xFFFFFFFF, out >> 32], rsrc2=rsrc2(user=2, tgid=(1, 0, 0))))
+    got = arena.array(out, np.uint32, 128).reshape(2, 64)
+    assert (got == np.arange(64) + np.arange(2)[:, None]).all()
+
+
+def test_scratch_access_past_the_lane_allocation_faults():
+    with pytest.raises(MemoryFault, match="scratch"):
+        run_dispatch(Arena().mem, dispatch("v_mov_b32 v1, 0\nscratch_store_b32 off, v1, off offset:16",
+                                           scratch_bytes_per_lane=16))
+
+
+def test_fault_at_unmapped_address_names_address_pc_and_wave():
+    # workgroup 1 (wave 1) reads 1 MiB past the buffer; workgroup 0 is fine
+    text = "s_lshl_b32 s3, s2, 20\nv_mov_b32 v1, s3\nglobal_load_b32 v2, v1, s[0:1]\ns_waitcnt vmcnt(0)"
+    arena = Arena()
+    buf = arena.alloc(4096)
+    with pytest.raises(MemoryFault) as e:
+        run_dispatch(arena.mem, dispatch(text, grid=(2, 1, 1), block=(32, 1, 1),
+                                         user_sgprs=[buf & 0xFFFFFFFF, buf >> 32], rsrc2=rsrc2(user=2, tgid=(1, 0, 0))))
+    assert e.value.address == buf + (1 << 20)
+    assert e.value.pc == CODE + 8 and e.value.wave == 1 and e.value.write is False
+
+
+def test_code_at_an_unmapped_address_faults():
+    with pytest.raises(MemoryFault) as e:
+        run_dispatch(Arena().mem, Dispatch(code_address=0xDEAD000))
+    assert e.value.address == 0xDEAD000 and e.value.pc == 0xDEAD000
+
+
+def test_code_fetched_from_memory():
+    arena = Arena()
+    out = arena.alloc(4)
+    code = arena.alloc(64, asm("v_mov_b32 v1, 7\nv_mov_b32 v2, 0\nglobal_store_b32 v2, v1, s[0:1]\ns_endpgm"))
+    run_dispatch(arena.mem, Dispatch(code_address=code, user_sgprs=[out & 0xFFFFFFFF, out >> 32]))
+    assert arena.array(out, np.uint32, 1)[0] == 7
+
+
+def test_undecodable_bytes_raise_illegal_instruction_with_pc():
+    with pytest.raises(IllegalInstruction) as e:
+        run_dispatch(Arena().mem, Dispatch(code_address=CODE, code=asm("s_nop 0") + b"\xff\xff\xff\xff" * 4))
+    assert e.value.pc == CODE + 4
+
+
+def test_running_off_the_end_of_the_code_is_illegal():
+    with pytest.raises(IllegalInstruction, match="no instruction"):
+        run_dispatch(Arena().mem, Dispatch(code_address=CODE, code=asm("s_nop 0")))
+
+
+def test_watchdog_raises_gpu_hang(monkeypatch):
+    d = dispatch("loop:\ns_branch loop")
+    with pytest.raises(GpuHang, match="watchdog"):
+        run_dispatch(Arena().mem, d, watchdog_s=0.2)
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.1")
+    with pytest.raises(GpuHang):
+        run_dispatch(Arena().mem, d)
+
+
+def test_bad_launch_shapes_are_rejected():
+    with pytest.raises(ValueError):
+        run_dispatch(Arena().mem, dispatch("s_nop 0", block=(2048, 1, 1)))
+    with pytest.raises(ValueError):
+        run_dispatch(Arena().mem, dispatch("s_nop 0", grid=(0, 1, 1)))

@@ -1,0 +1,91 @@
+"""DS: LDS addressing and forms, out-of-range behaviour, atomics, and the cross-lane swizzle/permutes."""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.emu.amd.helpers import run
+
+LANE = np.arange(32, dtype=np.uint32)
+
+
+def test_store_load_offsets_two_address_forms_and_sub_dword():
+    g = run("""ds_store_b32 v1, v2 offset:16
+ds_store_2addr_b32 v1, v3, v4 offset0:1 offset1:2
+ds_store_b64 v5, v[6:7]
+ds_load_2addr_stride64_b32 v[10:11], v8 offset0:0 offset1:1
+ds_load_b32 v12, v1 offset:16
+ds_load_2addr_b32 v[13:14], v1 offset0:1 offset1:2
+ds_load_i8 v15, v9 offset:3
+ds_load_u16_d16_hi v16, v9""", n=1, lds_bytes=4096,
+            vgprs={1: 0, 2: 0xAB, 3: 3, 4: 4, 5: 1024 + 8 * LANE, 6: LANE, 7: 100 + LANE, 8: 1024, 9: 0,
+                   16: 0x1234})
+    assert (g.vgpr(12) == 0xAB).all() and (g.vgpr(13) == 3).all() and (g.vgpr(14) == 4).all()
+    assert (g.vgpr(10) == 0).all() and (g.vgpr(11) == 0).all()       # 1024 and 1024 + 256 (never written)
+    # v15: byte 3 of dword 0 (zero) sign-extended; v16 high half = low 16 bits of dword 0
+    assert (g.vgpr(15) == 0).all() and (g.vgpr(16) == 0x1234).all()
+
+
+def test_two_address_stride64_and_64bit_forms():
+    g = run("""ds_store_b64 v5, v[6:7]
+ds_store_b64 v5, v[18:19] offset:512
+ds_load_2addr_stride64_b64 v[10:13], v8 offset0:0 offset1:1
+ds_load_2addr_b64 v[14:17], v9 offset0:0 offset1:1""", n=1, lds_bytes=4096,
+            vgprs={5: 8 * LANE, 6: LANE, 7: 100 + LANE, 8: 8 * (LANE % 8), 9: 16 * (LANE % 8),
+                   18: 64 + LANE, 19: 164 + LANE})
+    k = LANE % 8
+    assert (g.vgpr(10) == k).all() and (g.vgpr(11) == 100 + k).all()          # dword pair at 8*k
+    assert (g.vgpr(12) == 64 + k).all() and (g.vgpr(13) == 164 + k).all()     # +512 bytes = pair 64+k
+    assert (g.vgpr(14) == 2 * k).all() and (g.vgpr(17) == 100 + 2 * k + 1).all()
+
+
+def test_out_of_range_reads_return_zero_and_writes_are_dropped():
+    g = run("ds_store_b32 v1, v2\nds_load_b32 v3, v1\nds_load_b32 v4, v5", n=1, lds_bytes=64,
+            vgprs={1: 4 * LANE, 2: 7 + LANE, 5: 4 * LANE})
+    assert (g.vgpr(3)[0, :16] == 7 + LANE[:16]).all() and (g.vgpr(3)[0, 16:] == 0).all()
+    assert (g.vgpr(4)[0, 16:] == 0).all()
+
+
+def test_each_workgroup_has_its_own_lds():
+    g = run("ds_store_b32 v1, v2\ns_barrier\nds_load_b32 v3, v1", n=4, waves_per_group=1, lds_bytes=4,
+            vgprs={1: 0, 2: np.arange(4)[:, None] * 10 + LANE}, exec_mask=np.eye(4, 32, dtype=bool))
+    assert [int(g.vgpr(3)[w, w]) for w in range(4)] == [0, 11, 22, 33]
+
+
+def test_lds_atomics_serialise_in_lane_order():
+    g = run("""ds_add_rtn_u32 v2, v1, v3
+ds_max_rtn_i32 v4, v1, v5 offset:4
+ds_cmpstore_rtn_b32 v6, v1, v7, v8 offset:8
+ds_load_b32 v9, v1""", n=1, lds_bytes=16,
+            vgprs={1: 0, 3: 2, 5: (LANE.view(np.int32) - 20).view(np.uint32), 7: LANE + 1, 8: LANE})
+    assert (g.vgpr(2)[0] == 2 * LANE).all() and (g.vgpr(9)[0] == 64).all()
+    assert int(g.vgpr(4)[0, 0]) == 0 and (g.vgpr(4)[0].view(np.int32)[1:] == np.maximum(0, LANE[:-1].view(np.int32) - 20)).all()
+    # cmpstore: DATA0 is the new value, DATA1 the comparand: mem 0 -> 1 (lane 0), 1 -> 2 (lane 1), ...
+    assert (g.vgpr(6)[0] == LANE).all()
+
+
+def test_bpermute_pulls_and_permute_pushes():
+    g = run("ds_bpermute_b32 v2, v1, v3\nds_permute_b32 v4, v1, v3", n=1, lds_bytes=0,
+            vgprs={1: 4 * ((LANE + 1) % 32), 3: 100 + LANE})
+    assert (g.vgpr(2)[0] == 100 + (LANE + 1) % 32).all()      # lane i reads lane i+1
+    assert (g.vgpr(4)[0] == 100 + (LANE - 1) % 32).all()      # lane i wrote to lane i+1
+
+
+def test_bpermute_from_an_inactive_lane_reads_zero():
+    ex = np.ones((1, 32), bool)
+    ex[0, 0] = False
+    g = run("ds_bpermute_b32 v2, v1, v3", n=1, vgprs={1: 0, 3: 5 + LANE, 2: 9}, exec_mask=ex)
+    assert int(g.vgpr(2)[0, 0]) == 9 and (g.vgpr(2)[0, 1:] == 0).all()
+
+
+def test_swizzle_bitmask_and_quad_perm_modes():
+    g = run("ds_swizzle_b32 v2, v1 offset:swizzle(SWAP,16)\nds_swizzle_b32 v3, v1 offset:swizzle(QUAD_PERM,3,2,1,0)\n"
+            "ds_swizzle_b32 v4, v1 offset:swizzle(BROADCAST,8,5)", n=1, vgprs={1: LANE})
+    assert (g.vgpr(2)[0] == LANE ^ 16).all()
+    assert (g.vgpr(3)[0] == (LANE & np.uint32(0xFFFFFFFC)) | (3 - (LANE & 3))).all()
+    assert (g.vgpr(4)[0] == (LANE & np.uint32(0xFFFFFFF8)) | 5).all()
+
+
+def test_wave64_bpermute_spans_all_64_lanes():
+    lane = np.arange(64, dtype=np.uint32)
+    g = run("ds_bpermute_b32 v2, v1, v3", n=1, wave64=True, vgprs={1: 4 * (63 - lane), 3: lane})
+    assert (g.vgpr(2)[0] == 63 - lane).all()

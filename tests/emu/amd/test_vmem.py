@@ -1,0 +1,128 @@
+"""FLAT/GLOBAL/SCRATCH: addressing forms, sub-dword and d16 loads, stores under EXEC, atomics, faults."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gputwin.emu.amd.hwreg import SHARED_APERTURE_HI
+from gputwin.emu.amd.standalone import Arena
+from gputwin.errors import MemoryFault
+from tests.emu.amd.helpers import run
+
+LANE = np.arange(32, dtype=np.uint32)
+
+
+def setup(data=None, nbytes=4096):
+    arena = Arena()
+    va = arena.alloc(nbytes, data)
+    return arena, va, {0: va & 0xFFFFFFFF, 1: va >> 32}
+
+
+def test_global_load_saddr_plus_vaddr_plus_negative_offset():
+    arena, va, s = setup(np.arange(1024, dtype=np.uint32))
+    g = run("global_load_b32 v2, v1, s[0:1] offset:-8", sgprs=s, vgprs={1: 4 * LANE + 8}, mem=arena.mem)
+    assert (g.vgpr(2) == LANE).all()
+
+
+def test_global_load_64bit_vgpr_address_multi_dword():
+    arena, va, _ = setup(np.arange(1024, dtype=np.uint32))
+    addr = va + 16 * LANE.astype(np.uint64)
+    g = run("global_load_b128 v[4:7], v[2:3], off", vgprs={2: addr & 0xFFFFFFFF, 3: addr >> 32}, mem=arena.mem)
+    for k in range(4):
+        assert (g.vgpr(4 + k) == 4 * LANE + k).all()
+
+
+def test_sub_dword_loads_sign_and_zero_extend_and_d16_keeps_the_other_half():
+    data = np.array([0x80, 0xFF, 0x34, 0x92], np.uint8)
+    arena, va, s = setup(data)
+    g = run("""global_load_u8 v2, v1, s[0:1]
+global_load_i8 v3, v1, s[0:1]
+global_load_u16 v4, v1, s[0:1] offset:2
+global_load_i16 v5, v1, s[0:1] offset:2
+global_load_d16_b16 v6, v1, s[0:1] offset:2
+global_load_d16_hi_i8 v7, v1, s[0:1]""", sgprs=s, vgprs={1: 0, 6: 0xAAAA5555, 7: 0x1234ABCD}, mem=arena.mem)
+    assert [int(g.vgpr(r)[0, 0]) for r in range(2, 8)] == \
+        [0x80, 0xFFFFFF80, 0x9234, 0xFFFF9234, 0xAAAA9234, 0xFF80ABCD]
+
+
+def test_stores_only_write_exec_lanes_and_narrow_stores_write_their_bytes():
+    arena, va, s = setup()
+    ex = np.zeros((1, 32), bool)
+    ex[0, ::2] = True
+    run("global_store_b32 v1, v2, s[0:1]\nglobal_store_b8 v3, v2, s[0:1]\nglobal_store_d16_hi_b16 v4, v2, s[0:1]",
+        n=1, sgprs=s, vgprs={1: 4 * LANE, 2: 0x11223344 + LANE, 3: 1024 + LANE, 4: 2048 + 2 * LANE},
+        exec_mask=ex, mem=arena.mem)
+    words = arena.array(va, np.uint32, 32)
+    assert (words[::2] == 0x11223344 + LANE[::2]).all() and (words[1::2] == 0).all()
+    b = arena.array(va + 1024, np.uint8, 32)
+    assert (b[::2] == ((0x44 + LANE) & 0xFF)[::2]).all() and (b[1::2] == 0).all()
+    h = arena.array(va + 2048, np.uint16, 32)
+    assert (h[::2] == 0x1122).all() and (h[1::2] == 0).all()
+
+
+def test_store_to_the_same_address_last_lane_wins():
+    arena, va, s = setup()
+    run("global_store_b32 v1, v2, s[0:1]", n=2, sgprs=s, vgprs={1: 0, 2: LANE}, mem=arena.mem)
+    assert arena.array(va, np.uint32, 1)[0] == 31
+
+
+def test_atomics_return_pre_op_values_in_lane_order():
+    arena, va, s = setup(np.array([10, 0, 7, 0xFFFFFFFF], np.uint32))
+    g = run("""global_atomic_add_u32 v2, v1, v3, s[0:1] glc
+global_atomic_max_i32 v4, v1, v5, s[0:1] offset:8 glc
+global_atomic_inc_u32 v6, v1, v7, s[0:1] offset:12 glc
+global_atomic_sub_u32 v1, v3, s[0:1] offset:4""", n=1,
+            sgprs=s, vgprs={1: 0, 3: 1, 5: LANE.view(np.int32) - 16, 7: 0xFFFFFFFF}, mem=arena.mem)
+    assert (g.vgpr(2)[0] == 10 + LANE).all()
+    assert arena.array(va, np.uint32, 4).tolist() == [42, (-32) & 0xFFFFFFFF, 15, 31]
+    assert (g.vgpr(4)[0].view(np.int32) == np.maximum.accumulate(np.r_[7, LANE[:-1].astype(np.int64) - 16])).all()
+    assert (g.vgpr(6)[0] == np.r_[0xFFFFFFFF, np.arange(31)]).all()
+
+
+def test_cmpswap_and_64bit_atomics():
+    arena, va, s = setup(np.array([5, 0, 1, 0], np.uint32))
+    g = run("""global_atomic_cmpswap_b32 v2, v1, v[4:5], s[0:1] glc
+global_atomic_add_u64 v[6:7], v1, v[8:9], s[0:1] offset:8 glc""", n=1, sgprs=s,
+            vgprs={1: 0, 4: 100 + LANE, 5: 5 + 100 * LANE, 8: 0xFFFFFFFF, 9: 0}, mem=arena.mem)
+    # lane 0 compares 5 == 5 and stores 100; later lanes compare against 100 + 100*lane: lane 1 (cmp 105)
+    # fails, ... no other lane matches 100
+    assert int(g.vgpr(2)[0, 0]) == 5 and (g.vgpr(2)[0, 1:] == 100).all()
+    words = arena.array(va, np.uint32, 4)
+    assert words[0] == 100
+    assert int(words[2]) | int(words[3]) << 32 == 1 + 32 * 0xFFFFFFFF     # carries into the high dword
+    old = g.vgpr(6)[0].astype(np.uint64) | g.vgpr(7)[0].astype(np.uint64) << np.uint64(32)
+    assert (old == 1 + np.arange(32, dtype=np.uint64) * 0xFFFFFFFF).all()
+
+
+def test_flat_reaches_global_and_the_shared_aperture():
+    arena, va, _ = setup(np.arange(64, dtype=np.uint32))
+    lds_addr = (SHARED_APERTURE_HI << 32) + 4 * LANE.astype(np.uint64)
+    g = run("""v_mov_b32 v6, 0x77
+flat_store_b32 v[4:5], v6
+flat_load_b32 v7, v[4:5]
+flat_load_b32 v8, v[2:3]
+s_waitcnt vmcnt(0) lgkmcnt(0)
+ds_load_b32 v9, v10""", n=1, lds_bytes=256, mem=arena.mem,
+            vgprs={2: (va + 4 * LANE.astype(np.uint64)) & 0xFFFFFFFF, 3: va >> 32, 4: lds_addr & 0xFFFFFFFF, 5: lds_addr >> 32,
+                   10: 4 * LANE})
+    assert (g.vgpr(7) == 0x77).all() and (g.vgpr(8) == LANE).all() and (g.vgpr(9) == 0x77).all()
+
+
+def test_unmapped_lane_faults_and_masked_lanes_do_not():
+    arena, va, s = setup()
+    ex = np.ones((2, 32), bool)
+    ex[0, 5] = False
+    bad = 4 * LANE
+    bad[5] = 1 << 20                                 # only lane 5 of each wave is out of range
+    run("global_load_b32 v2, v1, s[0:1]", n=1, sgprs=s, vgprs={1: bad}, exec_mask=ex[:1], mem=arena.mem)
+    with pytest.raises(MemoryFault) as e:
+        run("global_store_b32 v1, v2, s[0:1]", n=2, sgprs=s, vgprs={1: bad}, exec_mask=ex, mem=arena.mem)
+    assert e.value.address == va + (1 << 20) and e.value.write is True and e.value.wave == 1
+
+
+def test_store_to_read_only_memory_faults():
+    arena = Arena()
+    va = arena.alloc(64, writable=False)
+    with pytest.raises(MemoryFault):
+        run("global_store_b32 v1, v2, s[0:1]", n=1, sgprs={0: va & 0xFFFFFFFF, 1: va >> 32}, vgprs={1: 0},
+            mem=arena.mem)

@@ -1,0 +1,69 @@
+"""WaveGroup: the register-file API the VALU semantics use (docs/contracts.md), splitting and merging."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gputwin.emu.amd.wave import WaveGroup
+from gputwin.errors import IllegalInstruction
+
+
+def group(n=3, wave64=False):
+    g = WaveGroup(None, np.arange(n), np.zeros(n, np.int64), wave64=wave64, mode=0x3F0, pc=0)
+    g.set_exec(np.ones((n, g.lanes), bool))
+    return g
+
+
+def test_lane_masks_round_trip_through_sgpr_pairs_in_wave64():
+    g = group(wave64=True)
+    m = np.random.default_rng(0).random((3, 64)) < 0.5
+    g.set_lane_mask(106, m)
+    assert (g.lane_mask(106) == m).all()
+    words = g.s[106].astype(np.uint64) | g.s[107].astype(np.uint64) << np.uint64(32)
+    assert (words == (m * (np.uint64(1) << np.arange(64, dtype=np.uint64))).sum(axis=1)).all()
+    g.set_sgpr(107, np.zeros(3, np.uint32))                   # a write to the high half is seen
+    assert not g.lane_mask(106)[:, 32:].any()
+
+
+def test_exec_writes_through_sgprs_and_masks_agree():
+    g = group()
+    g.set_sgpr(126, np.array([1, 0, 0xFFFFFFFF], np.uint32))
+    assert g.exec_count == 33 and not g.exec_full and g.exec[0, 0] and not g.exec[1].any()
+    g.set_lane_mask(126, np.ones((3, 32), bool))
+    assert g.exec_full and g.sgpr(126).tolist() == [0xFFFFFFFF] * 3
+
+
+def test_set_vgpr_honours_exec_and_explicit_masks():
+    g = group(n=1)
+    g.set_vgpr(5, np.arange(32)[None])
+    g.set_sgpr(126, np.array([0xF], np.uint32))
+    g.set_vgpr(5, np.full((1, 32), 99))
+    assert g.vgpr(5)[0, :5].tolist() == [99, 99, 99, 99, 4]
+    g.set_vgpr(5, 7, mask=np.eye(1, 32, 31, dtype=bool))
+    assert g.vgpr(5)[0, 31] == 7 and g.vgpr(5)[0, 30] == 30
+    g.set_vgpr(6, np.array([3]))                              # one value per wave broadcasts to its lanes
+    assert g.vgpr(6)[0, :4].tolist() == [3, 3, 3, 3] and g.vgpr(6)[0, 4] == 0
+    assert not g.vgpr(5).flags.writeable                      # stored arrays are immutable
+
+
+def test_special_scalar_operands_and_null():
+    g = group()
+    g.scc = np.array([True, False, True])
+    g.set_sgpr(124, np.ones(3, np.uint32))
+    assert g.sgpr(124).tolist() == [0, 0, 0]
+    assert g.sgpr(253).tolist() == [1, 0, 1]
+    g.set_sgpr(126, np.array([0, 1, 0], np.uint32))
+    assert g.sgpr(252).tolist() == [1, 0, 1]                  # execz
+    with pytest.raises(IllegalInstruction):
+        g.set_sgpr(200, 0)
+
+
+def test_take_and_merge_keep_per_wave_state():
+    g = group(n=4)
+    g.set_vgpr(1, np.arange(4)[:, None] + np.zeros((1, 32), np.uint32))
+    g.s[3] = [10, 11, 12, 13]
+    a, b = g.take(np.array([True, False, True, False])), g.take(np.array([False, True, False, True]))
+    b.set_vgpr(2, np.full((2, 32), 5))
+    m = WaveGroup.merge([a, b])
+    assert m.waves.tolist() == [0, 2, 1, 3] and m.s[3].tolist() == [10, 12, 11, 13]
+    assert m.vgpr(1)[:, 0].tolist() == [0, 2, 1, 3] and m.vgpr(2)[:, 0].tolist() == [0, 0, 5, 5]

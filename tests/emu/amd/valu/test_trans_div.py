@@ -1,0 +1,153 @@
+"""Transcendentals (correctly rounded, approximate vs hardware), rounding-to-integral, frexp/ldexp, and
+the v_div_scale / v_div_fmas / v_div_fixup macro LLVM emits for correctly rounded f32 division."""
+import numpy as np
+import pytest
+
+from gputwin.emu.amd.valu import execute
+
+from .helpers import C, S, V, VCC, f16, f32, f64, fill, group, inst, u64
+
+RNG = np.random.default_rng(3)
+
+
+def _run1(op, x, enc="VOP1"):
+    g = group(1)
+    fill(g, 1, np.resize(np.asarray(x, np.float32), 32))
+    execute(g, inst(op, enc, vdst=V(0), src0=V(1)))
+    return g.vgpr(0)[0, :len(x)]
+
+
+@pytest.mark.parametrize("op,ref", [("v_exp_f32", np.exp2), ("v_log_f32", np.log2), ("v_rcp_f32", lambda x: 1 / x),
+                                    ("v_sqrt_f32", np.sqrt), ("v_rsq_f32", lambda x: 1 / np.sqrt(x))])
+def test_f32_transcendentals_round_float64_once(op, ref):
+    x = np.abs(RNG.standard_normal(32) * 10).astype(np.float32)
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(_run1(op, x), want.view(np.uint32))
+
+
+def test_transcendental_special_values():
+    got = _run1("v_log_f32", [0.0, -0.0, -1.0, np.inf])
+    np.testing.assert_array_equal(got, [0xFF800000, 0xFF800000, 0x7FC00000, 0x7F800000])
+    got = _run1("v_sqrt_f32", [-0.0, -4.0, np.inf])
+    np.testing.assert_array_equal(got, [0x80000000, 0x7FC00000, 0x7F800000])
+    got = _run1("v_rcp_f32", [0.0, -0.0, np.inf])
+    np.testing.assert_array_equal(got, [0x7F800000, 0xFF800000, 0])
+    got = _run1("v_exp_f32", [-np.inf, 128.0, -150.0])
+    np.testing.assert_array_equal(got, [0, 0x7F800000, 0])
+
+
+def test_sin_cos_take_turns():
+    x = np.array([0.25, 0.5, -0.25, 0.125, 1.75], np.float32)
+    np.testing.assert_array_equal(_run1("v_sin_f32", x), np.sin(2 * np.pi * (x - np.floor(x)).astype(np.float64))
+                                  .astype(np.float32).view(np.uint32))
+    np.testing.assert_array_equal(_run1("v_cos_f32", x), np.cos(2 * np.pi * (x - np.floor(x)).astype(np.float64))
+                                  .astype(np.float32).view(np.uint32))
+
+
+def test_f64_rcp_sqrt_and_f16_exp():
+    g = group(1)
+    x = np.resize(np.array([3.0, 0.1, 1e300, 2.0], np.float64), 32)
+    fill(g, 2, x)
+    execute(g, inst("v_rcp_f64", "VOP1", vdst=V(4, 2), src0=V(2, 2)))
+    execute(g, inst("v_sqrt_f64", "VOP1", vdst=V(6, 2), src0=V(2, 2)))
+    np.testing.assert_array_equal(u64(g, 4)[0], (1 / x).view(np.uint64))
+    np.testing.assert_array_equal(u64(g, 6)[0], np.sqrt(x).view(np.uint64))
+    h = np.resize(np.array([0.5, -3.0, 10.0, 15.9], np.float16), 32)
+    fill(g, 8, f16(h).astype(np.uint32))
+    execute(g, inst("v_exp_f16", "VOP1", vdst=V(9), src0=V(8)))
+    np.testing.assert_array_equal(g.vgpr(9)[0] & 0xFFFF, np.exp2(h.astype(np.float64)).astype(np.float16).view(np.uint16))
+
+
+def test_round_to_integral_and_fract():
+    x = np.array([2.5, -2.5, 3.5, -0.3, 1e-30, -1e-30, 8388609.0, -0.0, np.inf, -np.inf], np.float32)
+    for op, ref in (("v_trunc_f32", np.trunc), ("v_floor_f32", np.floor), ("v_ceil_f32", np.ceil),
+                    ("v_rndne_f32", np.rint)):
+        np.testing.assert_array_equal(_run1(op, x), ref(x).view(np.uint32), err_msg=op)
+    got = _run1("v_fract_f32", x)
+    with np.errstate(invalid="ignore"):
+        ref = np.minimum((x.astype(np.float64) - np.floor(x.astype(np.float64))).astype(np.float32),
+                         np.float32(1 - 2 ** -24))
+    ref = np.where(np.isinf(x), np.float32(np.nan), ref).astype(np.float32)
+    np.testing.assert_array_equal(got, ref.view(np.uint32) & np.where(np.isinf(x), 0x7FFFFFFF, 0xFFFFFFFF))
+    assert got[5] == f32(np.float32(1 - 2 ** -24))           # fract(-tiny) is the largest value below 1
+
+
+def test_frexp_and_ldexp():
+    x = np.array([6.0, -0.375, 1e-40, 0.0, np.inf], np.float32)
+    m = _run1("v_frexp_mant_f32", x)
+    e = _run1("v_frexp_exp_i32_f32", x)
+    rm, re_ = np.frexp(x)
+    np.testing.assert_array_equal(m[:4], rm[:4].view(np.uint32))
+    assert m[4] == 0x7F800000
+    np.testing.assert_array_equal(e.view(np.int32), np.where(np.isinf(x), 0, re_))
+    g = group(1)
+    fill(g, 1, np.float32(1.5))
+    fill(g, 2, np.resize(np.array([3, -149, 200, -127, -150], np.int32), 32))
+    execute(g, inst("v_ldexp_f32", vdst=V(0), src0=V(1), src1=V(2)))
+    want = np.array([12.0, 2.0 ** -148, np.inf, 1.5 * 2.0 ** -127, 2.0 ** -149], np.float32)   # 1.5*2^-150 ties to even
+    np.testing.assert_array_equal(g.vgpr(0)[0, :5], want.view(np.uint32))
+
+
+def _divide_f32(num, den):
+    """The instruction sequence LLVM emits for correctly rounded f32 division (gfx11)."""
+    g = group(num.shape[0])
+    fill(g, 0, num)
+    fill(g, 1, den)
+    execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(3), sdst=S(8), src0=V(1), src1=V(1), src2=V(0)))
+    execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(4), sdst=S(VCC), src0=V(0), src1=V(1), src2=V(0)))
+    execute(g, inst("v_rcp_f32", "VOP1", vdst=V(5), src0=V(3)))
+    execute(g, inst("v_fma_f32", vdst=V(6), src0=V(3), src1=V(5), src2=C(242), neg=(True, False, False)))
+    execute(g, inst("v_fmac_f32", "VOP2", vdst=V(5), src0=V(6), src1=V(5)))
+    execute(g, inst("v_mul_f32", "VOP2", vdst=V(6), src0=V(4), src1=V(5)))
+    execute(g, inst("v_fma_f32", vdst=V(7), src0=V(3), src1=V(6), src2=V(4), neg=(True, False, False)))
+    execute(g, inst("v_fmac_f32", "VOP2", vdst=V(6), src0=V(7), src1=V(5)))
+    execute(g, inst("v_fma_f32", vdst=V(3), src0=V(3), src1=V(6), src2=V(4), neg=(True, False, False)))
+    execute(g, inst("v_div_fmas_f32", vdst=V(3), src0=V(3), src1=V(5), src2=V(6)))
+    execute(g, inst("v_div_fixup_f32", vdst=V(0), src0=V(3), src1=V(1), src2=V(0)))
+    return g.vgpr(0)
+
+
+@pytest.mark.parametrize("nexp,dexp", [((-60, 60), (-60, 60)), ((60, 127), (-126, -60)), ((-149, -100), (0, 60)),
+                                       ((-126, -90), (60, 127)), ((-149, -126), (-149, -126))])
+def test_division_macro_is_correctly_rounded(nexp, dexp):
+    """Including quotients near overflow, denormal quotients and denormal operands (div_scale paths)."""
+    num = (RNG.uniform(1, 2, (4, 32)) * np.exp2(RNG.integers(*nexp, (4, 32)))).astype(np.float32)
+    den = (RNG.uniform(-2, 2, (4, 32)) * np.exp2(RNG.integers(*dexp, (4, 32)))).astype(np.float32)
+    with np.errstate(all="ignore"):
+        want = num / den
+    np.testing.assert_array_equal(_divide_f32(num, den), want.view(np.uint32))
+
+
+def test_division_macro_special_cases():
+    num = np.resize(np.array([1.0, 0.0, np.inf, 1.0, np.nan, -6.0, 0.0, np.inf], np.float32), (1, 32))
+    den = np.resize(np.array([0.0, 0.0, np.inf, np.inf, 2.0, 3.0, -5.0, 2.0], np.float32), (1, 32))
+    got = _divide_f32(num, den)[0, :8]
+    with np.errstate(all="ignore"):
+        want = num / den
+    np.testing.assert_array_equal(got[[0, 3, 5, 6, 7]], want[0, [0, 3, 5, 6, 7]].view(np.uint32))
+    assert ((got[[1, 2, 4]] & 0x7FC00000) == 0x7FC00000).all()
+
+
+def test_div_scale_flags_tiny_numerator_and_fmas_scales():
+    g = group(1)
+    fill(g, 0, np.float32(2.0 ** -110))   # tiny numerator (exponent <= 23), normal quotient
+    fill(g, 1, np.float32(3 * 2.0 ** -100))
+    execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(2), sdst=S(VCC), src0=V(0), src1=V(1), src2=V(0)))
+    assert g.vgpr(2)[0, 0] == f32(2.0 ** -46)
+    assert not g.lane_mask(VCC).any()   # numerator and denominator are both scaled: no post-scale
+    g.set_lane_mask(VCC, np.ones((1, 32), bool))
+    execute(g, inst("v_div_fmas_f32", vdst=V(3), src0=C(244), src1=C(242), src2=C(244)))   # 2*1+2 = 4, addend >= 2
+    execute(g, inst("v_div_fmas_f32", vdst=V(4), src0=C(128), src1=C(242), src2=C(242)))   # 0*1+1, addend < 2
+    assert g.vgpr(3)[0, 0] == f32(4.0 * 2.0 ** 64) and g.vgpr(4)[0, 0] == f32(2.0 ** -64)
+
+
+def test_f64_division_macro_pieces():
+    g = group(1)
+    fill(g, 0, np.float64(1.0))
+    fill(g, 2, np.float64(0.0))
+    execute(g, inst("v_div_fixup_f64", vdst=V(4, 2), src0=V(0, 2), src1=V(2, 2), src2=V(0, 2)))
+    assert u64(g, 4)[0, 0] == f64(np.inf)
+    execute(g, inst("v_div_scale_f64", "VOP3SD", vdst=V(6, 2), sdst=S(VCC), src0=V(0, 2), src1=V(0, 2),
+                    src2=V(0, 2)))
+    assert u64(g, 6)[0, 0] == f64(1.0) and not g.lane_mask(VCC).any()

@@ -1,0 +1,46 @@
+"""MOCKAMD equals CPU bit for bit: the same tensor programs on both devices (gputwin/tensor as a
+whole, through the compiler's gfx1100 and host back ends)."""
+import numpy as np
+import pytest
+
+import gputwin.tensor as gt
+from gputwin.device import TargetNotAvailable
+from tests.tensor.conftest import assert_bits
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+RNG = np.random.default_rng(21)
+X = (RNG.standard_normal((6, 10)) * 3).astype(np.float32)
+X[0, :6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
+Y = RNG.standard_normal((10, 4)).astype(np.float32)
+I = RNG.integers(-1000, 1000, (6, 10)).astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def devices():
+    try:
+        return gt.get_context("CPU"), gt.get_context("MOCKAMD")
+    except TargetNotAvailable as e:
+        pytest.skip(f"needs both CPU and MOCKAMD: {e}")
+
+
+PROGRAMS = {
+    "arith": lambda x, y, i: (x * 1.5 - x / 3).maximum(x.flip(1)) + abs(x),
+    "transcendental": lambda x, y, i: x.exp() + x.sin() * x.cos() - x.tanh() + abs(x).log() + abs(x).sqrt(),
+    "activations": lambda x, y, i: x.sigmoid() + x.gelu() + x.relu() + (abs(x) + 1) ** x.cos(),
+    "halves": lambda x, y, i: (x.astype("float16") * 3 + x.astype("bfloat16").exp().astype("float16")),
+    "ints": lambda x, y, i: (i * 7 - i.flip(0)).minimum(i) + (i > 0).astype("int32") * i.prod(0),
+    "casts": lambda x, y, i: gt.where(x > 0, i.astype("float32"), x.astype("bfloat16").astype("float32")),
+    "reduce": lambda x, y, i: gt.cat([x.sum(1, keepdims=True), x.max(1, keepdims=True),
+                                      x.argmax(1, keepdims=True).astype("float32"), x.mean(1, keepdims=True)], 1),
+    "matmul_softmax": lambda x, y, i: (x[1:] @ y).softmax(-1) + (x[1:] @ y).log_softmax(0),
+    "movement": lambda x, y, i: x.pad(((1, 0), (2, 3)), value=2.0)[::2, 1:].T.reshape(-1, 8),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_mockamd_equals_cpu_bit_for_bit(devices, name):
+    outs = []
+    for ctx in devices:
+        x, y, i = (gt.Tensor(a, device=ctx) for a in (X, Y, I))
+        outs.append(PROGRAMS[name](x, y, i).numpy())
+    assert_bits(outs[1], outs[0])

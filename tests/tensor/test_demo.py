@@ -1,0 +1,17 @@
+"""`gputwin demo` (gputwin/tensor/demo.py and the CLI sub-command) on the device under test."""
+from gputwin.cli import main
+from gputwin.tensor import demo
+
+
+def test_demo_matches_numpy_and_reuses_programs(tdev):
+    first = demo.run(tdev, seed=1)
+    built = tdev.stats.programs_built
+    second = demo.run(tdev, seed=1)
+    assert first.ok and second.ok, (first.errors, second.errors)
+    assert tdev.stats.programs_built == built  # the second run compiles nothing
+
+
+def test_demo_command_prints_timings_and_succeeds(tdev, capsys):
+    assert main(["demo", "--dev", tdev.spec]) == 0
+    out = capsys.readouterr().out
+    assert "warm run" in out and "R_sum_mul_32x128" in out and "attention: max error" in out

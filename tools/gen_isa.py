@@ -1,0 +1,200 @@
+"""Generate gputwin/emu/amd/isa/tables/<arch>.json from LLVM 19, the oracle.
+
+    python tools/gen_isa.py [--arch gfx1100]
+
+For every encoding format (gputwin/emu/amd/isa/rdna3_formats.py) the generator sweeps the opcode field
+through LLVM's disassembler with recognisable register numbers in each operand field, and records
+per opcode: the mnemonic, the operands in printed order with the field each comes from and its size in
+dwords, whether a literal is always read, which source kinds each source field accepts, how constants
+print (the operand's data type) and which modifiers the instruction has. What it trusts from LLVM: the
+mnemonics, operand order/sizes and printing; what it does not take from LLVM: the field layouts
+(rdna3_formats.py, hand-written from the ISA guide and checked by the differential tests).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from gen_isa_probe import PROBES, TAIL, find_base, parse_reg, split_text, word_bytes  # noqa: E402
+from gen_isa_mods import probe_mods, probe_symbols, probe_types, probe_vopd  # noqa: E402
+from llvm_oracle import Disassembler  # noqa: E402
+
+from gputwin.emu.amd.isa.rdna3_formats import FLAT_SEGMENTS, FORMATS, TOP9  # noqa: E402
+
+SRC9 = {"src0", "src1", "src2"}
+VGPR8 = {"vdst", "vsrc1", "addr", "data0", "data1", "data", "vaddr", "vdata"}
+SGPR = {"sdst": 1, "ssrc0": 1, "ssrc1": 1, "sdata": 1, "soffset": 1, "saddr": 1, "sbase": 2, "srsrc": 4}
+ROLE = {"ssrc0": "src0", "ssrc1": "src1", "vsrc1": "src1", "srsrc": "srsrc"}
+
+
+def field_reg(fmt: str, field: str, value: int):
+    """The register a probe field value denotes, as ('v'|'s', number)."""
+    if field in SRC9:
+        return ("v", value - 256) if value >= 256 else ("s", value)
+    if field in ("ssrc0", "ssrc1"):
+        return ("s", value)
+    if field in VGPR8:
+        return ("v", value)
+    if field in SGPR:
+        return ("s", value * SGPR[field])
+    return None
+
+
+SOPP_SPECIAL = {"s_waitcnt": "waitcnt", "s_delay_alu": "delay_alu", "s_waitcnt_depctr": "depctr"}
+
+
+def imm_kind(mnemonic: str, tok: str) -> str:
+    """How a SOPK/SOPP 16-bit immediate prints: hwreg(...), sendmsg(...), a named packing, hex or decimal."""
+    if mnemonic in SOPP_SPECIAL:
+        return SOPP_SPECIAL[mnemonic]
+    if tok.startswith(("hwreg(", "sendmsg(")):
+        return tok.split("(")[0]
+    if tok.startswith("0x"):
+        return "hex"
+    if tok.isdigit():
+        return "dec"
+    raise SystemExit(f"gen_isa: unknown immediate form {tok!r} of {mnemonic}")
+
+
+def role_of(fmt: str, field: str, name: str) -> str:
+    if fmt == "FLAT" and field == "addr":
+        return "vaddr"
+    if fmt == "FLAT" and field == "data":
+        return "vdata"
+    if fmt in ("MUBUF", "MTBUF") and field == "vdata":
+        return "vdst" if "load" in name else "vdata"
+    return ROLE.get(field, field)
+
+
+class Sweeper:
+    def __init__(self, arch: str):
+        self.llvm = Disassembler(arch)
+
+    def dis(self, data: bytes):
+        size, text = self.llvm.dis(data)
+        if not size or "/*Invalid" in text or "/*invalid" in text:
+            return 0, None
+        return size, text
+
+    def entry(self, fmt_name: str, fixed: dict, text: str, size: int, values: dict) -> dict | None:
+        fmt = FORMATS[fmt_name]
+        mnemonic, ops, mods = split_text(text)
+        base = mnemonic
+        for suffix in ("_e32", "_e64"):
+            base = base.removesuffix(suffix)
+        slots = []
+        for pos, tok in enumerate(ops):
+            reg = parse_reg(tok)
+            slot = None
+            if reg:
+                kind, num, count = reg
+                half = kind == "v16"
+                kind = "v" if half else kind
+                for field, value in values.items():
+                    if field in ("op", "seg") or field not in fmt.fields:
+                        continue
+                    fr = field_reg(fmt_name, field, value)
+                    if fmt_name in ("VOP1", "VOP3", "VOP3SD") and field == "vdst" and kind == "s" and num == value:
+                        slot = ["sdst", field, count, "s"]
+                    elif fr == (kind, num) and (value != 0 or num == 0):
+                        kindspec = "src" if field in SRC9 else ("ssrc" if field in ("ssrc0", "ssrc1") else kind)
+                        slot = [role_of(fmt_name, field, mnemonic), field, count, kindspec + ("16" if half else "")]
+                    if slot:
+                        break
+            elif tok in ("vcc_lo", "vcc", "exec_lo", "exec"):
+                role = "sdst" if pos < 2 and fmt_name != "VOP2" or pos == 1 else "src2"
+                if fmt_name == "VOPC":
+                    role = "sdst"
+                slot = [role, "=" + tok, 1 if tok.endswith("_lo") else 2, "imp"]
+            elif tok == "0x12345678":
+                slot = ["k" if fmt_name != "SOPK" else "src0", "=literal", 1, "lit"]
+            elif tok == "off":
+                slot = [{"FLAT": "saddr", "MUBUF": "vaddr", "MTBUF": "vaddr"}.get(fmt_name, "?"), "=off", 0, "off"]
+            elif tok.startswith("sendmsg(") and fmt_name == "SOP1":
+                slot = ["src0", "ssrc0", 1, "sendmsg"]
+            elif fmt_name == "SMEM" and tok == str(values["sdata"]):
+                slot = ["sdata", "sdata", 0, "imm"]   # s_atc_probe: decimal up to 64, else hex
+            elif fmt_name in ("SOPK", "SOPP"):
+                slot = ["simm16", "simm16", 0, imm_kind(mnemonic, tok)]
+            if slot is None:
+                return None
+            slots.append(slot)
+        if fmt_name == "SOPP" and slots and slots[0][3] in SOPP_SPECIAL.values():
+            slots, mods = slots[:1], []
+        return {"name": mnemonic, "op": base, "size": fmt.size, "literal": size > fmt.size, "slots": slots,
+                "mods": mods}
+
+
+def sweep(arch: str) -> dict:
+    sw = Sweeper(arch)
+    tables: dict[str, dict] = {}
+    for fmt_name, fmt in FORMATS.items():
+        if fmt_name in ("VOP3SD", "VOPD"):
+            continue
+        segs = FLAT_SEGMENTS if fmt_name == "FLAT" else {None: fmt_name}
+        for seg, enc in segs.items():
+            table = tables.setdefault(enc, {})
+            for op in range(1 << fmt.fields["op"][1]):
+                fixed = {"op": op} if seg is None else {"op": op, "seg": seg}
+                if TOP9[fmt.pack(**fixed) >> 23 & 0x1FF] != fmt_name:
+                    continue
+                found = find_base(sw.dis, fmt, fixed, PROBES[fmt_name])
+                if not found:
+                    continue
+                values, size, text = found
+                use_fmt = fmt_name
+                if fmt_name == "VOP3":
+                    sd_vals = dict(values, sdst=84)
+                    sd_vals.pop("abs", None)
+                    s2, t2 = sw.dis(word_bytes(FORMATS["VOP3SD"], FORMATS["VOP3SD"].pack(**sd_vals)) + TAIL)
+                    if s2 and ("s84" in t2 or "s[84:85]" in t2):
+                        use_fmt, values, size, text = "VOP3SD", sd_vals, s2, t2
+                        if "sdst" not in PROBES.get("VOP3SD", {}):
+                            pass
+                e = sw.entry(use_fmt, fixed, text, size, values)
+                if e is None:
+                    raise SystemExit(f"gen_isa: cannot map operands of {enc} op {op}: {text!r}")
+                if fmt_name == "FLAT" and "atomic" in e["name"]:
+                    # Atomics that return the old value (GLC=1) print a destination first.
+                    rvals = dict(values, glc=1)
+                    rs, rt = sw.dis(word_bytes(fmt, fmt.pack(**rvals)) + TAIL)
+                    rtn = sw.entry(fmt_name, fixed, rt, rs, rvals) if rs else None
+                    if rtn is None:
+                        raise SystemExit(f"gen_isa: cannot map the returning form of {e['name']}: {rt!r}")
+                    e["rtn_slots"] = rtn["slots"]
+                e["enc"] = use_fmt if use_fmt == "VOP3SD" else enc
+                e["probe"] = dict(values)
+                probe_types(sw, use_fmt, e)
+                probe_mods(sw, use_fmt, e)
+                del e["probe"]
+                table[str(op)] = e
+    tables.update(probe_vopd(sw))
+    return tables, probe_symbols(sw)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="gfx1100")
+    args = ap.parse_args()
+    version = subprocess.run(["llvm-mc-19", "--version"], capture_output=True, text=True).stdout
+    version = next((ln.strip() for ln in version.splitlines() if "version" in ln), "llvm 19")
+    tables, symbols = sweep(args.arch)
+    out = pathlib.Path(__file__).resolve().parent.parent / "gputwin/emu/amd/isa/tables" / f"{args.arch}.json"
+    doc = {"arch": args.arch, "generator": "tools/gen_isa.py", "oracle": version, "symbols": symbols,
+           "encodings": tables}
+    text = json.dumps(doc, indent=None, separators=(",", ":"), sort_keys=True)
+    # One instruction per line keeps the file diffable and readable.
+    text = text.replace('},"', '},\n"')
+    out.write_text(text + "\n")
+    n = sum(len(t) for t in tables.values())
+    print(f"wrote {out} ({n} instructions, {len(text) // 1024} KiB)")
+
+
+if __name__ == "__main__":
+    main()
