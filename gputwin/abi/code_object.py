@@ -175,8 +175,12 @@ class KernelInfo:
 
     def signature(self) -> str:
         """The kernel as a C-like prototype, for error messages."""
-        params = [f"{a.type_name or a.value_kind} {a.name or f'arg{i}'}".strip()
-                  for i, a in enumerate(self.explicit_args)]
+        def typ(a: KernelArg) -> str:   # HIP metadata carries no type names: say what the ABI says
+            if a.type_name:
+                return a.type_name
+            return {"global_buffer": "void*", "dynamic_shared_pointer": "__local void*"}.get(
+                a.value_kind, f"<{a.size}-byte {a.value_kind}>")
+        params = [f"{typ(a)} {a.name or f'arg{i}'}" for i, a in enumerate(self.explicit_args)]
         return f"{self.name}({', '.join(params)})"
 
 

@@ -126,10 +126,6 @@ class Kernel:
     shared: list[Shared]
     images: dict = field(default_factory=dict, repr=False, compare=False)   # target -> image, per object
 
-    @property
-    def uses_barrier(self) -> bool:
-        return len(self.phases) > 1
-
 
 class KernelBuilder:
     """Builds one kernel. Use as `with KernelBuilder(...) as k:` or call k.build() at the end."""

@@ -21,11 +21,10 @@ from gputwin.compiler.dtypes import (DTYPES, DType, bfloat16, bool_, dtype, floa
 
 
 # --- ops ----------------------------------------------------------------------------------------------
-UNARY = {"neg", "abs", "not", "sqrt", "trunc_f"}     # not: bool not / int bitwise invert
+UNARY = {"neg", "abs", "not", "sqrt"}     # not: bool not / int bitwise invert
 BINARY = {"add", "sub", "mul", "div", "floordiv", "mod", "max", "min", "and", "or", "xor", "shl", "shr",
           "lt", "le", "gt", "ge", "eq", "ne"}
 COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
-TERNARY = {"where", "fma"}
 LEAVES = {"const", "param", "group_id", "local_id"}
 
 
@@ -140,6 +139,8 @@ def _check_visible(*vals: Value):
 
 
 def unary(op: str, x: Value) -> Value:
+    if op not in UNARY:
+        raise IRError(f"unknown unary op {op!r}; known: {', '.join(sorted(UNARY))}")
     x = _as_value(x, float32)
     _check_visible(x)
     if op == "sqrt" and not x.dtype.is_float:
@@ -152,6 +153,8 @@ def unary(op: str, x: Value) -> Value:
 
 
 def binary(op: str, a, b) -> Value:
+    if op not in BINARY:
+        raise IRError(f"unknown binary op {op!r}; known: {', '.join(sorted(BINARY))}")
     if not isinstance(a, Value) and not isinstance(b, Value):
         raise IRError(f"{op} needs at least one IR value")
     a = _as_value(a, b.dtype if isinstance(b, Value) else None)

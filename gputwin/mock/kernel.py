@@ -107,6 +107,7 @@ class MockFile(File):
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            self.kernel._open.pop(self.fd, None)
             if self.device is not None:
                 self.device.close(self.state)
 
@@ -119,6 +120,7 @@ class MockKernel(Kernel):
         self._devices: dict[str, MockDevice] = {}
         self._dirs: set[str] = {"/"}
         self._mem_fd: int | None = None
+        self._open: dict[int, MockFile] = {}
 
     # --- mounting --------------------------------------------------------------------------------
     def _add_parents(self, path: str) -> str:
@@ -151,6 +153,7 @@ class MockKernel(Kernel):
         if path in self._devices:
             f = MockFile(self, path, self._devices[path])
             f.state = f.device.open(self, path, flags)
+            self._open[f.fd] = f
             return f
         if path in self._files:
             if flags & (os.O_WRONLY | os.O_RDWR):
@@ -159,6 +162,13 @@ class MockKernel(Kernel):
         if path in self._dirs:
             raise _oserror(errno.EISDIR, f"open {path}")
         raise _oserror(errno.ENOENT, f"open {path}")
+
+    def file(self, fd: int) -> MockFile:
+        """The open device file behind a descriptor number (as fget() finds it), or EBADF."""
+        f = self._open.get(fd)
+        if f is None or f.closed:
+            raise _oserror(errno.EBADF, f"fd {fd} is not an open device file")
+        return f
 
     def listdir(self, path: str) -> list[str]:
         path = posixpath.normpath(path)

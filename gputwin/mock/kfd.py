@@ -181,8 +181,12 @@ def _acquire_vm(kfd, p, a):
     what = "AMDKFD_IOC_ACQUIRE_VM"
     pdd = p.device(a.gpu_id, what)
     render = kfd.render_nodes[a.gpu_id]
-    if a.drm_fd == k.KFD_INVALID_FD or render.open_files == 0:
-        raise fail(errno.EBADF, f"{what}: drm_fd {a.drm_fd} is no open render node of gpu_id {a.gpu_id:#x}")
+    try:
+        drm_file = kfd.kernel.file(a.drm_fd)
+    except OSError:
+        drm_file = None
+    if drm_file is None or drm_file.device is not render:  # kfd_ioctl_acquire_vm: fget() failed or not this GPU's DRM file
+        raise fail(errno.EINVAL, f"{what}: drm_fd {a.drm_fd} is no open render node of gpu_id {a.gpu_id:#x}")
     if pdd.drm_file is not None and pdd.drm_file != a.drm_fd:
         raise fail(errno.EINVAL, f"{what}: gpu_id {a.gpu_id:#x} already has a VM from drm_fd {pdd.drm_file}")
     pdd.drm_file = a.drm_fd

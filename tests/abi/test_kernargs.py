@@ -111,3 +111,10 @@ def test_local_arguments_are_laid_out_after_static_lds():
     assert dynamic == 6 + 10 + 32
     ka = build_kernargs(k, args, LaunchInfo((1, 1, 1), (1, 1, 1)), pointer_of)
     assert struct.unpack_from("<QII", ka, 0) == (0x1000, static, static + 6)
+
+
+def test_hip_dynamic_shared_memory_is_a_hidden_argument():
+    hip = CodeObject.parse((FIX / "kernels_hip_gfx1100.hsaco").read_bytes()).kernels["dyn"]
+    arg = next(a for a in hip.args if a.value_kind == "hidden_dynamic_lds_size")
+    ka = build_kernargs(hip, (Buf(0x40),), LaunchInfo((2, 1, 1), (64, 1, 1), dynamic_lds=256), pointer_of)
+    assert struct.unpack_from("<I", ka, arg.offset) == (256,)

@@ -155,3 +155,12 @@ def test_mount_conflicts_are_rejected(kernel):
         kernel.mount_file("/sys/adder/props", "again")
     with pytest.raises(ValueError):
         kernel.mount_file("/sys/adder/props/child", "x")
+
+
+def test_file_finds_open_descriptors_only(kernel):
+    f = kernel.open("/dev/adder")
+    assert kernel.file(f.fd) is f
+    f.close()
+    with pytest.raises(OSError) as e:
+        kernel.file(f.fd)
+    assert e.value.errno == errno.EBADF

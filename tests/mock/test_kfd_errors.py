@@ -64,10 +64,10 @@ def test_alloc_before_acquire_vm_is_einval():
     r.close()
 
 
-def test_acquire_vm_with_no_render_node_open_is_ebadf():
+def test_acquire_vm_with_no_render_node_open_is_einval():
     r = KfdRig(acquire=False)
     r.render.close()
-    expect(errno.EBADF, r, k.AMDKFD_IOC_ACQUIRE_VM, k.kfd_ioctl_acquire_vm_args(drm_fd=5, gpu_id=r.gpu_id))
+    expect(errno.EINVAL, r, k.AMDKFD_IOC_ACQUIRE_VM, k.kfd_ioctl_acquire_vm_args(drm_fd=5, gpu_id=r.gpu_id))
     r.kfd.close()
 
 
@@ -225,3 +225,9 @@ def test_mmap_errors(rig):
     mmap_fails(errno.EINVAL, rig.kfd, 0x1000, MAP_SHARED, (3 << 62) | rig.gpu_id << 46)    # doorbells: 8 KiB
     mmap_fails(errno.EINVAL, rig.kfd, 0x1000, MAP_SHARED, 2 << 62)                         # no event page yet
     mmap_fails(errno.EINVAL, rig.kfd, 0x1000, MAP_SHARED, 1 << 62)
+
+
+def test_acquire_vm_with_a_non_render_fd_is_einval():
+    r = KfdRig(acquire=False)
+    expect(errno.EINVAL, r, k.AMDKFD_IOC_ACQUIRE_VM, k.kfd_ioctl_acquire_vm_args(drm_fd=r.kfd.fd, gpu_id=r.gpu_id))
+    r.close()

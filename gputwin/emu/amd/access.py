@@ -81,6 +81,7 @@ def _signed(dt):
 ATOMIC_OPS = {
     "swap": lambda o, s, c: s,
     "cmpswap": lambda o, s, c: np.where(o == c, s, o),
+    "mskor": lambda o, s, c: (o & ~s) | c,
     "add": lambda o, s, c: o + s,
     "sub": lambda o, s, c: o - s,
     "rsub": lambda o, s, c: s - o,

@@ -21,10 +21,11 @@ _ATOMICS = {  # stem -> (access op, 64-bit)
     "dec_u32": ("dec", 0), "min_i32": ("min_i", 0), "max_i32": ("max_i", 0), "min_u32": ("min_u", 0),
     "max_u32": ("max_u", 0), "and_b32": ("and", 0), "or_b32": ("or", 0), "xor_b32": ("xor", 0),
     "add_f32": ("add_f32", 0), "storexchg_rtn_b32": ("swap", 0), "cmpstore_b32": ("cmpswap", 0),
+    "mskor_b32": ("mskor", 0),
     "add_u64": ("add", 1), "sub_u64": ("sub", 1), "rsub_u64": ("rsub", 1), "inc_u64": ("inc", 1),
     "dec_u64": ("dec", 1), "min_i64": ("min_i", 1), "max_i64": ("max_i", 1), "min_u64": ("min_u", 1),
     "max_u64": ("max_u", 1), "and_b64": ("and", 1), "or_b64": ("or", 1), "xor_b64": ("xor", 1),
-    "storexchg_rtn_b64": ("swap", 1), "cmpstore_b64": ("cmpswap", 1),
+    "storexchg_rtn_b64": ("swap", 1), "cmpstore_b64": ("cmpswap", 1), "mskor_b64": ("mskor", 1),
 }
 
 
@@ -195,7 +196,7 @@ def _atomic(inst, name, wide, rtn):
         m = _mask(g)
         a = _Lds(g, addr, m, offset, nbytes)
         src = read(g, d0, m)
-        cmp = read(g, d1.index, m) if name == "cmpswap" else None
+        cmp = read(g, d1.index, m) if name in ("cmpswap", "mskor") else None
         old = np.zeros(src.size, src.dtype)
         ins = a.inside
         if ins.any():

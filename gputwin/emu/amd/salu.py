@@ -104,6 +104,15 @@ def _quadmask(a, bits):
     return out
 
 
+def _bitreplicate(a):
+    """Each bit i of the 32-bit source becomes bits 2i and 2i+1 of the 64-bit result."""
+    x = a.astype(U64)
+    out = np.zeros_like(x)
+    for i in range(32):
+        out |= ((x >> U64(i)) & U64(1)) * U64(3 << 2 * i)
+    return out
+
+
 def _sext(a, bits):
     v = (a & U32((1 << bits) - 1)).astype(np.int64)
     return ((v ^ (1 << bits - 1)) - (1 << bits - 1)).astype(np.int32).view(U32)
@@ -228,6 +237,7 @@ _SOP1 = {
     "s_quadmask_b32": (0, 0, lambda a, c: _nzr(_quadmask(a, 32))),
     "s_quadmask_b64": (1, 1, lambda a, c: _nzr(_quadmask(a, 64))),
     "s_abs_i32": (0, 0, lambda a, c: _nzr(np.where(_i32(a) < 0, -a, a))),
+    "s_bitreplicate_b64_b32": (0, 1, lambda a, c: (_bitreplicate(a), None)),
 }
 
 # saveexec family: name stem -> new EXEC from (s0, old exec)

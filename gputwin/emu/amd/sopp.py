@@ -9,7 +9,7 @@ from gputwin.errors import GpuFault, IllegalInstruction
 # Scheduling hints and cache controls: nothing to model for a functional emulator.
 _NOPS = {"s_nop", "s_waitcnt", "s_delay_alu", "s_clause", "s_waitcnt_depctr", "s_set_inst_prefetch_distance",
          "s_sleep", "s_setprio", "s_icache_inv", "s_ttracedata", "s_ttracedata_imm", "s_wait_event",
-         "s_wakeup", "s_incperflevel", "s_decperflevel"}
+         "s_wakeup", "s_incperflevel", "s_decperflevel", "s_wait_idle"}
 
 
 def _nonzero_words(index):

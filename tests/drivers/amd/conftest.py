@@ -12,9 +12,10 @@ FIX = Path(__file__).resolve().parents[3] / "fixtures" / "drivers"
 
 @pytest.fixture(scope="session")
 def hsaco():
-    """name -> bytes of the fixture code objects (v5 / v4 / w64 for gfx1100, v6 for gfx11-generic)."""
+    """name -> bytes of the fixture code objects (v5 / v4 / w64 for gfx1100, v6 for gfx11-generic, hip)."""
     blobs = {v: (FIX / f"kernels_gfx1100_{v}.hsaco").read_bytes() for v in ("v5", "v4", "w64")}
     blobs["v6"] = (FIX / "kernels_gfx11_generic_v6.hsaco").read_bytes()
+    blobs["hip"] = (FIX / "kernels_hip_gfx1100.hsaco").read_bytes()
     return blobs
 
 

@@ -290,3 +290,24 @@ def test_local_pointer_arguments_get_lds_after_the_static_amount(dev, hsaco):
         prg(buf, LocalMemory(70000), LocalMemory(256), grid=2, block=128)
     prg(buf, LocalMemory(512), LocalMemory(256), grid=2, block=128)   # the refusals queued nothing
     dev.synchronize()
+
+
+def test_hip_kernels_with_unnamed_arguments_and_dynamic_shared_memory(dev, hsaco):
+    n = 100
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.25, np.float32)
+    ba, bb, bc = dev.alloc(4 * n), dev.alloc(4 * n), dev.alloc(4 * n)
+    dev.copyin(ba, a)
+    dev.copyin(bb, b)
+    vadd = dev.load(hsaco["hip"], "vadd")
+    vadd(bc, ba, bb, n, grid=4, block=32)
+    out = np.empty(n, np.float32)
+    dev.copyout(out, bc)
+    assert (out == a + b).all()
+    with pytest.raises(TypeError, match=r"vadd\(void\* arg0, void\* arg1, void\* arg2, <4-byte by_value> arg3\)"):
+        vadd(bc, ba, bb, grid=1, block=1)
+    o = dev.alloc(4 * 128)
+    dev.load(hsaco["hip"], "dyn")(o, grid=2, block=64, lds=64 * 4)    # extern __shared__ unsigned s[]
+    got = np.empty(128, np.uint32)
+    dev.copyout(got, o)
+    l = np.arange(64, dtype=np.uint32)
+    assert (got == np.concatenate([(63 - l) * 7, (63 - l) * 7 + 1])).all()

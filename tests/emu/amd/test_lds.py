@@ -89,3 +89,9 @@ def test_wave64_bpermute_spans_all_64_lanes():
     lane = np.arange(64, dtype=np.uint32)
     g = run("ds_bpermute_b32 v2, v1, v3", n=1, wave64=True, vgprs={1: 4 * (63 - lane), 3: lane})
     assert (g.vgpr(2)[0] == 63 - lane).all()
+
+
+def test_mskor_clears_then_sets_bits():
+    g = run("ds_store_b32 v1, v2\nds_mskor_rtn_b32 v5, v1, v3, v4\nds_load_b32 v6, v1", n=1, lds_bytes=4,
+            vgprs={1: 0, 2: 0xFF00FF00, 3: 0x0000FFFF, 4: 0x00000001}, exec_mask=np.eye(1, 32, dtype=bool))
+    assert int(g.vgpr(5)[0, 0]) == 0xFF00FF00 and int(g.vgpr(6)[0, 0]) == 0xFF000001

@@ -211,3 +211,8 @@ def test_unmodelled_hardware_register_is_an_error_naming_it():
     from gputwin.errors import IllegalInstruction
     with pytest.raises(IllegalInstruction, match="hardware register 5"):
         run("s_getreg_b32 s0, hwreg(HW_REG_GPR_ALLOC)")
+
+
+def test_bitreplicate_doubles_each_bit():
+    g = run("s_bitreplicate_b64_b32 s[2:3], s0", n=1, sgprs={0: 0x80000005})
+    assert sgpr64(g, 2) == 0xC000000000000033
