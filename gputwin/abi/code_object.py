@@ -357,6 +357,10 @@ class CodeObject:
         if not isinstance(md, dict) or ".name" not in md or ".symbol" not in md:
             raise CodeObjectError("kernel metadata without .name/.symbol")
         name, symname = str(md[".name"]), str(md[".symbol"])
+        for key in (".kernarg_segment_size", ".kernarg_segment_align", ".wavefront_size",
+                    ".max_flat_workgroup_size", ".group_segment_fixed_size", ".private_segment_fixed_size"):
+            if not isinstance(md.get(key, 0), int) or isinstance(md.get(key, 0), bool) or md.get(key, 0) < 0:
+                raise CodeObjectError(f"kernel {name}: metadata {key} is {md[key]!r}, not a byte count")
         sym = self._symbols_by_name.get(symname)
         if sym is None or sym.shndx == 0:
             raise CodeObjectError(f"kernel {name}: descriptor symbol {symname} is not defined")

@@ -116,10 +116,18 @@ def default_spec() -> str:
     return os.environ.get("DEV") or devmod.DEFAULT_SPEC
 
 
-def get_context(spec: "str | DeviceContext | None" = None) -> DeviceContext:
-    """The context for a DEV spec (one target), opening the device on first use."""
+def get_context(spec=None) -> DeviceContext:
+    """The context for a DEV spec (one target, opened on first use), or for a device object that
+    `gputwin.open_device` returned (wrapped once)."""
     if isinstance(spec, DeviceContext):
         return spec
+    if spec is not None and not isinstance(spec, str):
+        if not all(hasattr(spec, a) for a in ("alloc", "copyin", "copyout", "load", "synchronize")):
+            raise TypeError(f"device must be a DEV spec string or an opened device, got {spec!r}")
+        key = f"id:{id(spec)}"
+        if key not in _CONTEXTS:
+            _CONTEXTS[key] = DeviceContext(getattr(spec, "name", key), spec)
+        return _CONTEXTS[key]
     targets = devmod.parse_spec(spec if spec is not None else default_spec())
     if len(targets) != 1:
         raise ValueError(f"a tensor lives on one device, got {len(targets)} in {spec!r}")

@@ -120,3 +120,45 @@ def test_random_corruption_never_escapes_as_another_exception():
             CodeObject.parse(V5[:cut])
         except CodeObjectError:
             pass
+
+
+def with_metadata(edit) -> bytes:
+    """V5 with its metadata note replaced by edit(metadata), re-packed into a note section at the end."""
+    import msgpack
+    co = CodeObject.parse(V5)
+    note = next(s for s in co.sections if s.name == ".note")
+    namesz, descsz, _ = struct.unpack_from("<III", V5, note.offset)
+    desc_off = note.offset + 12 + ((namesz + 3) & ~3)
+    md = msgpack.unpackb(V5[desc_off:desc_off + descsz], raw=False)
+    edit(md)
+    packed = msgpack.packb(md)
+    record = struct.pack("<III", 7, len(packed), 32) + b"AMDGPU\0\0" + packed + bytes(-len(packed) % 4)
+    blob = bytearray(V5)
+    # drop the PT_NOTE header (type 4 -> PT_NULL) so the section table is what the reader falls back on
+    phoff, phnum = struct.unpack_from("<Q", V5, 32)[0], struct.unpack_from("<H", V5, 56)[0]
+    for i in range(phnum):
+        if struct.unpack_from("<I", V5, phoff + 56 * i)[0] == 4:
+            struct.pack_into("<I", blob, phoff + 56 * i, 0)
+    shoff = struct.unpack_from("<Q", V5, 40)[0]
+    index = co.sections.index(note)
+    struct.pack_into("<QQ", blob, shoff + 64 * index + 24, len(blob), len(record))   # sh_offset, sh_size
+    return bytes(blob + record)
+
+
+def test_rewritten_metadata_is_read_from_the_note_section():
+    co = CodeObject.parse(with_metadata(lambda md: md["amdhsa.kernels"][1].update({".wavefront_size": 32})))
+    assert set(co.kernels) == KERNELS
+
+
+@pytest.mark.parametrize("key,value", [(".kernarg_segment_size", "lots"), (".wavefront_size", -1),
+                                       (".max_flat_workgroup_size", True)])
+def test_bad_metadata_values_are_named(key, value):
+    blob = with_metadata(lambda md: md["amdhsa.kernels"][0].update({key: value}))
+    with pytest.raises(CodeObjectError, match=key):
+        CodeObject.parse(blob)
+
+
+def test_kernel_without_descriptor_symbol_is_named():
+    blob = with_metadata(lambda md: md["amdhsa.kernels"][0].update({".symbol": "nope.kd"}))
+    with pytest.raises(CodeObjectError, match="nope.kd"):
+        CodeObject.parse(blob)

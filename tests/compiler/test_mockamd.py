@@ -73,3 +73,15 @@ def test_shared_memory_kernel_runs_on_mockamd(mockamd):
     x = np.arange(128, dtype=np.int32)
     (_, out) = launch(mockamd, kernels.shared_reverse(), [x, np.zeros(128, np.int32)], grid=(2, 1, 1))
     assert np.array_equal(out, (x * 3).reshape(2, 64)[:, ::-1].reshape(-1))
+
+
+def test_float_and_int64_scalar_arguments_reach_the_kernel(mockamd):
+    k = ir.KernelBuilder("axpy_scalars", local_size=(32, 1, 1))
+    x, y = k.buffer("x", ir.float32), k.buffer("y", ir.float32)
+    a, n, big = k.scalar("a", ir.float32), k.scalar("n", ir.int32), k.scalar("big", ir.int64)
+    i = k.global_id(0)
+    with k.if_(i < n):
+        y[i] = a * x[i] + y[i] + (big // 1000000000000).cast(ir.float32)
+    x_ = np.arange(100, dtype=np.float32)
+    (_, got) = launch(mockamd, k.build(), [x_, np.ones(100, np.float32), 2.5, 100, 7 * 10 ** 12], grid=(4, 1, 1))
+    assert np.array_equal(got, np.float32(2.5) * x_ + 1 + 7)

@@ -57,6 +57,15 @@ def test_to_cpu_and_back(tdev):
     assert_bits(c.to(tdev).numpy(), x[:, ::2])
 
 
+def test_an_opened_device_object_can_hold_tensors(tdev, dev):
+    x = np.arange(5, dtype=np.int32)
+    t = Tensor(x, device=dev)
+    assert t.ctx.dev is dev
+    assert_bits((t * 2).numpy(), x * 2)
+    with pytest.raises(TypeError, match="DEV spec string or an opened device"):
+        Tensor(x, device=42)
+
+
 def test_numpy_operators_and_array_protocol(tdev):
     x = np.arange(4, dtype=np.float32)
     t = Tensor(x, device=tdev)

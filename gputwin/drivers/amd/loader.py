@@ -12,6 +12,7 @@ from gputwin.abi.code_object import KernelInfo
 from gputwin.drivers.amd.kfd import round_up
 
 LDS_GRANULE = 512          # COMPUTE_PGM_RSRC2.LDS_SIZE counts 128-dword blocks on gfx10+ (and gfx9's 64-dword x2)
+DYNAMIC_STACK_BYTES = 1024   # per-lane stack the ROCm runtime gives a kernel with a dynamic stack (HIP default)
 KERNARG_ALIGN = 64         # kernarg segments start on a 64-byte boundary; the dispatch packet follows, aligned
 # user SGPRs the PM4 path cannot provide: these need an AQL queue (amd_queue_t) or a pre-gfx11 scratch setup
 UNSUPPORTED_SGPRS = {
@@ -58,6 +59,8 @@ class LoadedKernel:
         self.dispatch_ptr = any(n == "dispatch_ptr" for n, _, _ in self.sgprs)
         self.lds_bytes = info.group_segment_size
         self.scratch_per_lane = info.private_segment_size
+        if amdhsa.KERNEL_CODE_PROPERTY_USES_DYNAMIC_STACK.get(props):   # the size is only a minimum: give
+            self.scratch_per_lane = max(self.scratch_per_lane, DYNAMIC_STACK_BYTES)   # ROCm's default stack
         self.uses_scratch = bool(amdhsa.COMPUTE_PGM_RSRC2_ENABLE_PRIVATE_SEGMENT.get(info.rsrc2))
         self.rsrc1 = info.rsrc1
         if arch.startswith("gfx11"):   # as the ROCm runtime does: the CWSR trap handler runs gfx11 waves privileged

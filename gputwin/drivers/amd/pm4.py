@@ -26,10 +26,13 @@ class AMDComputeQueue(HWComputeQueue):
         return self.pkt3(pm4.PACKET3_SET_SH_REG, regs.sh_reg_offset(reg), *values)
 
     def acquire_mem(self) -> AMDComputeQueue:
-        """Invalidate the shader caches over the whole address range before a dispatch reads memory."""
+        """Write back and invalidate the caches over the whole address range before a dispatch reads memory
+        (the copy engine and the CPU write around them)."""
         gcr = (pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLI_INV(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLK_INV(1)
-               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLV_INV(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GL1_INV(1)
-               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GL2_INV(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLM_INV(1))
+               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLK_WB(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLV_INV(1)
+               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GL1_INV(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GL2_INV(1)
+               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GL2_WB(1) | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLM_INV(1)
+               | pm4.PACKET3_ACQUIRE_MEM_GCR_CNTL_GLM_WB(1))
         return self.pkt3(pm4.PACKET3_ACQUIRE_MEM, 0, 0xFFFFFFFF, 0xFFFFFF, 0, 0, 0x0A, gcr)
 
     def wait(self, signal: TimelineSignal, value: int) -> AMDComputeQueue:

@@ -22,7 +22,8 @@ from gputwin.emu.memory import AddressSpace
 from gputwin.errors import IllegalInstruction, MemoryFault
 
 CODE_WINDOW = 1 << 20          # bytes fetched from memory when code is given only by its address
-MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes (memory bound)
+MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes ...
+MAX_BATCH_VGPR_BYTES = 1 << 29  # ... and of at most this much VGPR state (RSRC1's VGPR count)
 LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
 MAX_LDS = 64 * 1024
 
@@ -112,7 +113,9 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     lanes = 64 if d.wave64 else 32
     wpg = -(-(bx * by * bz) // lanes)
     nwg = gx * gy * gz
-    per_batch = max(1, MAX_BATCH_LANES // (wpg * lanes))
+    vgprs = ((d.rsrc1 & 0x3F) + 1) * (4 if d.wave64 else 8)        # granulated VGPR count (gfx10+)
+    batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_VGPR_BYTES // (4 * vgprs))
+    per_batch = max(1, batch_lanes // (wpg * lanes))
     counters = Counters()
     for first in range(0, nwg, per_batch):
         wgs = np.arange(first, min(nwg, first + per_batch))

@@ -47,15 +47,34 @@ def _write(g, reg, mask, values):
 
 
 class _Lds:
-    """Active-lane LDS byte addresses of one access: .inside (bool) and .index (into ctx.lds)."""
+    """Active-lane LDS byte addresses of one access: .index (into ctx.lds; 0 for lanes outside the
+    allocation), .all (every lane inside) and .inside (bool per lane, None when .all)."""
 
     def __init__(self, g, reg, mask, offset, nbytes):
-        a = _sel(g.vgpr(reg), mask).astype(np.int64) + offset
         size = g.ctx.lds_bytes
-        self.inside = (a >= 0) & (a + nbytes <= size)
-        self.all = bool(self.inside.all())
-        wg = _sel(np.broadcast_to(g.wg[:, None], (g.n, g.lanes)), mask)
-        self.index = wg * size + np.where(self.inside, a, 0)
+        a = g.vgpr(reg)
+        if mask is not None:
+            a = a[mask]
+        a = a.astype(np.int64)
+        if offset:
+            a += offset
+        self.all = bool(a.size == 0 or (a.min() >= 0 and a.max() + nbytes <= size))
+        self.inside = None if self.all else (a >= 0) & (a + nbytes <= size)   # None: every lane is inside
+        base = g.wg * size
+        if mask is None:
+            a += base[:, None]
+            self.index = a.reshape(-1)
+        else:
+            if not self.all:
+                a = np.where(self.inside, a, 0)
+            self.index = a + np.broadcast_to(base[:, None], mask.shape)[mask]
+        if mask is None and not self.all:
+            self.index = np.where(self.inside.reshape(-1), self.index, 0)
+            self.inside = self.inside.reshape(-1)
+
+    def keep(self, data):
+        """(indices, data) of the lanes inside the allocation: the ones a store may write."""
+        return (self.index, data) if self.all else (self.index[self.inside], data[self.inside])
 
 
 def build(inst):
@@ -104,7 +123,9 @@ def _load(inst, rest):
             return
         m = _mask(g)
         a = _Lds(g, addr, m, offset, nbytes)
-        val = np.where(a.inside, access.gather_bytes(g.ctx.lds, a.index, nbytes), U32(0))
+        val = access.gather_bytes(g.ctx.lds, a.index, nbytes)
+        if not a.all:
+            val = np.where(a.inside, val, U32(0))
         if signed:
             sh = 32 - 8 * nbytes
             val = ((val << U32(sh)).view(np.int32) >> np.int32(sh)).view(U32)
@@ -127,7 +148,7 @@ def _store(inst, rest):
             m = _mask(g)
             a = _Lds(g, addr, m, offset, 4 * ndw)
             data = np.stack([_sel(g.vgpr(src + k), m) for k in range(ndw)], axis=1)
-            access.scatter(g.ctx.lds, a.index[a.inside], data[a.inside])
+            access.scatter(g.ctx.lds, *a.keep(data))
         return h
     nbytes = 1 if rest.startswith("b8") else 2
     hi = rest.endswith("d16_hi")
@@ -140,7 +161,7 @@ def _store(inst, rest):
         val = _sel(g.vgpr(src), m)
         if hi:
             val = val >> U32(16)
-        access.scatter_bytes(g.ctx.lds, a.index[a.inside], val[a.inside], nbytes)
+        access.scatter_bytes(g.ctx.lds, *a.keep(val), nbytes)
     return hs
 
 
@@ -160,7 +181,8 @@ def _two_addr(inst, kind, rest):
             for half, off in enumerate(offs):
                 a = _Lds(g, addr, m, off, 4 * width)
                 data = access.gather(g.ctx.lds, a.index, width)
-                data[~a.inside] = 0
+                if not a.all:
+                    data[~a.inside] = 0
                 for k in range(width):
                     _write(g, dst + half * width + k, m, data[:, k])
         return h
@@ -173,7 +195,7 @@ def _two_addr(inst, kind, rest):
         for src, off in zip(srcs, offs):
             a = _Lds(g, addr, m, off, 4 * width)
             data = np.stack([_sel(g.vgpr(src + k), m) for k in range(width)], axis=1)
-            access.scatter(g.ctx.lds, a.index[a.inside], data[a.inside])
+            access.scatter(g.ctx.lds, *a.keep(data))
     return hst
 
 
@@ -198,8 +220,8 @@ def _atomic(inst, name, wide, rtn):
         src = read(g, d0, m)
         cmp = read(g, d1.index, m) if name in ("cmpswap", "mskor") else None
         old = np.zeros(src.size, src.dtype)
-        ins = a.inside
-        if ins.any():
+        ins = slice(None) if a.all else a.inside
+        if a.all or ins.any():
             r = access.atomic(g.ctx.lds, a.index[ins], name, src[ins], None if cmp is None else cmp[ins],
                               bool(wide), rtn)
             if rtn:

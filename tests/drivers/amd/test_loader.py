@@ -71,3 +71,11 @@ def test_user_sgpr_count_smaller_than_enabled_sgprs_is_refused(hsaco):
         | amdhsa.COMPUTE_PGM_RSRC2_USER_SGPR_COUNT(2)
     with pytest.raises(ValueError, match="USER_SGPR_COUNT"):
         LoadedKernel(replace(info, descriptor=desc), BASE, "gfx1100")
+
+
+def test_dynamic_stack_kernels_get_at_least_the_default_stack(hsaco):
+    info = kernel(hsaco, "v5", "scratch")
+    desc = amdhsa.kernel_descriptor_t.from_buffer_copy(bytes(info.descriptor))
+    assert LoadedKernel(info, BASE, "gfx1100").scratch_per_lane == info.private_segment_size < 1024
+    desc.kernel_code_properties |= amdhsa.KERNEL_CODE_PROPERTY_USES_DYNAMIC_STACK.mask
+    assert LoadedKernel(replace(info, descriptor=desc), BASE, "gfx1100").scratch_per_lane == 1024

@@ -189,3 +189,15 @@ def test_bad_launch_shapes_are_rejected():
         run_dispatch(Arena().mem, dispatch("s_nop 0", block=(2048, 1, 1)))
     with pytest.raises(ValueError):
         run_dispatch(Arena().mem, dispatch("s_nop 0", grid=(0, 1, 1)))
+
+
+def test_large_dispatches_run_in_batches_of_whole_workgroups(monkeypatch):
+    import gputwin.emu.amd.dispatch as dispatch_mod
+    from tests.emu.amd.test_standalone import kernel
+    monkeypatch.setattr(dispatch_mod, "MAX_BATCH_LANES", 512)      # two 256-item workgroups per batch
+    arena, k = kernel("lds", "reduce_sum", False)
+    x = np.random.default_rng(0).integers(0, 1000, 256 * 5).astype(np.uint32)
+    out = arena.alloc(4 * 5)
+    c = k(out, arena.alloc(x.nbytes, x), grid=(5, 1, 1), block=(256, 1, 1))
+    assert (arena.array(out, np.uint32, 5) == x.reshape(5, 256).sum(axis=1)).all()
+    assert c.waves == 5 * 8

@@ -126,3 +126,12 @@ def test_store_to_read_only_memory_faults():
     with pytest.raises(MemoryFault):
         run("global_store_b32 v1, v2, s[0:1]", n=1, sgprs={0: va & 0xFFFFFFFF, 1: va >> 32}, vgprs={1: 0},
             mem=arena.mem)
+
+
+def test_flat_private_aperture_reaches_the_lane_scratch():
+    from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI
+    g = run("""v_mov_b32 v3, 0x55
+flat_store_b32 v[1:2], v3
+scratch_load_b32 v4, off, off offset:4""", n=2, scratch_bytes=8,
+            vgprs={1: 4, 2: PRIVATE_APERTURE_HI})
+    assert (g.vgpr(4) == 0x55).all()

@@ -17,7 +17,7 @@ from gputwin.errors import IllegalInstruction
 from .inst import Dpp, Inst, Operand
 from .operands import INLINE_FLOAT_HI, INLINE_FLOAT_LO, INLINE_INT_HI, INLINE_INT_LO, SPECIAL, const_bits
 from .rdna3_formats import FLAT_SEGMENTS, FORMATS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, TOP9
-from .table import OpInfo, Table, load
+from .table import OpInfo, Slot, Table, load
 
 _BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
                        "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
@@ -25,6 +25,26 @@ _BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranc
 _IMPLICIT = {"=vcc_lo": (106, 1), "=vcc": (106, 2), "=exec_lo": (126, 1), "=exec": (126, 2)}
 _SCALE = {"sbase": 2, "srsrc": 4}
 _F = FORMATS
+
+
+_SRC, _V, _S, _V16, _SRC16, _LIT, _IMP, _SKIP, _IMM = range(9)
+_CODES = {"src": _SRC, "ssrc": _SRC, "v": _V, "s": _S, "v16": _V16, "src16": _SRC16, "lit": _LIT, "imp": _IMP,
+          "off": _SKIP}
+_PLANS: dict[int, tuple] = {}
+
+
+def _plan(slots: tuple[Slot, ...]) -> tuple:
+    """Slots flattened into tuples for the decode loop: (role, code, lo, mask, count, ptype, scale, w16)."""
+    plan = _PLANS.get(id(slots))
+    if plan is None:
+        rows = []
+        for s in slots:
+            code = _SKIP if s.role == "simm16" else _CODES.get(s.kind, _IMM)
+            lo, count = (_IMPLICIT[s.field] if code == _IMP else (s.lo, s.count))
+            rows.append((s.role, code, lo, (1 << s.width) - 1, count, s.ptype, _SCALE.get(s.field, 1),
+                         s.allowed[:1] == "w"))
+        plan = _PLANS[id(slots)] = (tuple(rows), slots)   # keep slots alive so the id stays unique
+    return plan[0]
 
 
 def _sext(v: int, bits: int) -> int:
@@ -65,13 +85,20 @@ class Decoder:
     def __init__(self, arch: str):
         self.arch = arch
         self.table: Table = load(arch)
-        self._cache: dict[bytes, Inst] = {}
+        # Decoded instructions by their exact bytes, one dict per size (4, 8, 12): a hit costs a slice and
+        # a lookup or two; code repeats words a lot (s_waitcnt, v_mov, address arithmetic).
+        self._cache: dict[int, dict[bytes, Inst]] = {4: {}, 8: {}, 12: {}}
 
     def decode(self, data, offset: int = 0) -> Inst:
-        key = bytes(data[offset:offset + 12])
-        hit = self._cache.get(key)
+        c = self._cache
+        if type(data) is not bytes:
+            data = bytes(data[offset:offset + 12])
+            offset = 0
+        hit = c[4].get(data[offset:offset + 4]) or c[8].get(data[offset:offset + 8]) or \
+            c[12].get(data[offset:offset + 12])
         if hit is not None:
             return hit
+        key = data[offset:offset + 12]
         if len(key) < 4:
             raise IllegalInstruction(f"{self.arch}: truncated instruction at offset {offset:#x}", pc=offset)
         try:
@@ -81,8 +108,9 @@ class Decoder:
                                      pc=offset) from None
         if inst.size > len(key):
             raise IllegalInstruction(f"{self.arch}: truncated {inst.op} at offset {offset:#x}", pc=offset)
-        if len(self._cache) < 1 << 16:
-            self._cache[key] = inst
+        bucket = c[inst.size]
+        if len(bucket) < 1 << 16:
+            bucket[key[:inst.size]] = inst
         return inst
 
     def _info(self, enc: str, opcode: int) -> OpInfo:
@@ -120,36 +148,32 @@ class Decoder:
 
     def _operands(self, slots, word: int, literal: int | None, skip=()) -> dict[str, Operand]:
         ops: dict[str, Operand] = {}
-        for s in slots:
-            if s.role in skip:
+        for role, code, lo, mask, count, ptype, scale, w16 in _plan(slots):
+            if code == _SKIP or role in skip:
                 continue
-            k = s.kind
-            if k == "lit":
-                ops[s.role] = Operand("literal", 255, 1, literal)
+            if code == _LIT:
+                ops[role] = Operand("literal", 255, 1, literal)
                 continue
-            if k == "imp":
-                idx, cnt = _IMPLICIT[s.field]
-                ops[s.role] = _reg("sgpr", idx, cnt)
+            if code == _IMP:
+                ops[role] = _reg("sgpr", lo, count)
                 continue
-            if k == "off" or s.role == "simm16":   # SOPP/SOPK immediates live in Inst.simm16
-                continue
-            v = (word >> s.lo) & ((1 << s.width) - 1)
-            if k == "src" or k == "ssrc":
-                if v >= 384 and s.allowed[0] == "w":
-                    raise _Illegal(f"{s.role} v{v - 256} is out of reach (16-bit e32 operands use v0..v127)")
-                ops[s.role] = _src(v, s.count, s.ptype, literal)
-            elif k == "v":
-                if v >= 128 and s.allowed == "w":
-                    raise _Illegal(f"{s.role} v{v} is out of reach (16-bit e32 operands use v0..v127)")
-                ops[s.role] = _reg("vgpr", v, s.count)
-            elif k == "s":
-                ops[s.role] = _reg("sgpr", v * _SCALE.get(s.field, 1), s.count)
-            elif k == "v16":
-                ops[s.role] = _reg("vgpr", v & 127, 1)
-            elif k == "src16":
-                ops[s.role] = _src(v & ~128 if v >= 256 else v, 1, s.ptype, literal)
+            v = (word >> lo) & mask
+            if code == _SRC:
+                if w16 and v >= 384:
+                    raise _Illegal(f"{role} v{v - 256} is out of reach (16-bit e32 operands use v0..v127)")
+                ops[role] = _src(v, count, ptype, literal)
+            elif code == _V:
+                if w16 and v >= 128:
+                    raise _Illegal(f"{role} v{v} is out of reach (16-bit e32 operands use v0..v127)")
+                ops[role] = _reg("vgpr", v, count)
+            elif code == _S:
+                ops[role] = _reg("sgpr", v * scale, count)
+            elif code == _V16:
+                ops[role] = _reg("vgpr", v & 127, 1)
+            elif code == _SRC16:
+                ops[role] = _src(v & ~128 if v >= 256 else v, 1, ptype, literal)
             else:   # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
-                ops[s.role] = Operand("imm", 0, 1, v)
+                ops[role] = Operand("imm", 0, 1, v)
         return ops
 
     @staticmethod
@@ -210,9 +234,10 @@ class Decoder:
             lit = self._literal(b, 4)
             size = 8
         ops = self._operands(info.slots, d0, lit)
-        hi = self._t16_hi(info, d0)
-        if hi:
-            kw["op_sel"] = hi
+        if info.t16:
+            hi = self._t16_hi(info, d0)
+            if hi:
+                kw["op_sel"] = hi
         return Inst(info.op, fname, info.opcode, size, ops, dpp=dpp, **kw)
 
     @staticmethod
@@ -354,6 +379,7 @@ def decode(data, arch: str = "gfx1100", offset: int = 0) -> Inst:
 def decode_all(data, arch: str = "gfx1100") -> list[tuple[int, Inst]]:
     """Decode a whole code blob from offset 0: [(offset, Inst), ...]."""
     dec = decoder(arch)
+    data = bytes(data)
     out, off, n = [], 0, len(data)
     while off < n:
         inst = dec.decode(data, off)

@@ -38,6 +38,7 @@ class OpInfo:
     rtn_slots: tuple[Slot, ...] | None
     mods: dict
     dpp: tuple[str, ...]
+    t16: bool = False     # has true16 (.l/.h) operands
 
 
 def _slots(fmt: Format, raw: list) -> tuple[Slot, ...]:
@@ -76,7 +77,7 @@ def load(arch: str) -> Table:
                          "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
             info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"]),
                           _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
-                          tuple(e.get("dpp", ())))
+                          tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]))
             group[int(opcode)] = info
             by_name.setdefault(e["name"], []).append(info)
     sym = doc["symbols"]

@@ -130,7 +130,7 @@ def fma_f32_rne(a, b, c):
         s = x * y + z
         r = s.astype(np.float32)
     sb = s.view(np.uint64)
-    suspect = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(s) < 2.0 ** -125)
+    suspect = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(r) < np.float32(2.0 ** -125))
     if suspect.any():
         idx = np.nonzero(suspect)
         xs, ys, zs = (np.broadcast_to(v, s.shape)[idx] for v in (x, y, z))

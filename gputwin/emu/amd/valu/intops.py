@@ -21,13 +21,15 @@ def w64(x):
 
 # --- add / sub with clamp and carries ---------------------------------------------------------------
 def _addsub_u(bits, dt, sign: int, rev=False):
+    """Wrapping add/sub in the native unsigned dtype; clamp (saturation) goes through int64."""
     hi = (1 << bits) - 1
 
     def fn(c, a, b):
         if rev:
             a, b = b, a
-        v = w64(a) + sign * w64(b)
-        return np.asarray(np.clip(v, 0, hi) if c.clamp else v & hi).astype(dt)
+        if not c.clamp:
+            return np.add(a, b, dtype=dt) if sign > 0 else np.subtract(a, b, dtype=dt)
+        return np.asarray(np.clip(w64(a) + sign * w64(b), 0, hi)).astype(dt)
     return fn
 
 
@@ -35,22 +37,37 @@ def _addsub_i(bits, udt, sdt, sign: int):
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def fn(c, a, b):
-        v = w64(s(a, sdt)) + sign * w64(s(b, sdt))
-        if c.clamp:
-            v = np.clip(v, lo, hi)
+        if not c.clamp:                      # two's complement: same bits as the unsigned op
+            return np.add(a, b, dtype=udt) if sign > 0 else np.subtract(a, b, dtype=udt)
+        v = np.clip(w64(s(a, sdt)) + sign * w64(s(b, sdt)), lo, hi)
         return (np.asarray(v) & ((1 << bits) - 1)).astype(udt)
     return fn
 
 
 def _carry(sign: int, rev=False, cin=False):
-    """v_add/sub(rev)_co(_ci)_u32: 32-bit result plus the carry (add) or borrow (sub) lane mask."""
+    """v_add/sub(rev)_co(_ci)_u32: 32-bit result plus the carry (add) or borrow (sub) lane mask.
+    Native uint32 arithmetic; clamp (saturation) goes through int64."""
     def fn(c, a, b):
         if rev:
             a, b = b, a
-        ci = c.cin.astype(np.int64) if cin else 0
-        v = w64(a) + sign * (w64(b) + ci)
-        out = np.clip(v, 0, M32) if c.clamp else v & M32
-        return out.astype(U32), (v > M32) | (v < 0)
+        if c.clamp:
+            ci = c.cin.astype(np.int64) if cin else 0
+            v = w64(a) + sign * (w64(b) + ci)
+            return np.clip(v, 0, M32).astype(U32), (v > M32) | (v < 0)
+        a, b = np.asarray(a, U32), np.asarray(b, U32)
+        if sign > 0:
+            r = np.add(a, b, dtype=U32)
+            carry = r < a
+            if cin:
+                carry = carry | (c.cin & (r == U32(M32)))
+                r = np.add(r, c.cin, dtype=U32)
+            return r, carry
+        r = np.subtract(a, b, dtype=U32)
+        borrow = a < b
+        if cin:
+            borrow = borrow | (c.cin & (a == b))
+            r = np.subtract(r, c.cin, dtype=U32)
+        return r, borrow
     return fn
 
 
@@ -65,7 +82,7 @@ def _i24(x):
 
 
 def mul_lo_u32(c, a, b):
-    return (np.asarray(a).astype(U64) * np.asarray(b).astype(U64)).astype(U32)
+    return np.multiply(a, b, dtype=U32)          # uint32 multiply wraps modulo 2^32
 
 
 def mul_hi_u32(c, a, b):

@@ -74,7 +74,7 @@ def read(group, inst, role: str, typ: str, hi: bool = False):
             return _half(lo, hi)
         if w == 32:
             return lo
-        return lo.astype(np.uint64) | (group.vgpr(idx + 1).astype(np.uint64) << np.uint64(32))
+        return np.stack((lo, group.vgpr(idx + 1)), axis=-1).view(np.uint64)[..., 0]   # little-endian pair
     if k == "sgpr" or k == "special":
         if op.index == 254:
             raise IllegalInstruction(f"{inst.op}: lds_direct source is not modelled")
@@ -128,9 +128,10 @@ def write_vdst(group, inst, typ: str, value, mask, role: str = "vdst") -> None:
     if w == 32:
         group.set_vgpr(idx, value.astype(np.uint32, copy=False), mask)
     elif w == 64:
-        value = value.astype(np.uint64, copy=False)
-        group.set_vgpr(idx, (value & np.uint64(0xFFFFFFFF)).astype(np.uint32), mask)
-        group.set_vgpr(idx + 1, (value >> np.uint64(32)).astype(np.uint32), mask)
+        words = np.ascontiguousarray(np.broadcast_to(value.astype(np.uint64, copy=False),
+                                                     (group.n, group.lanes))).view(np.uint32)
+        group.set_vgpr(idx, words[:, 0::2], mask)
+        group.set_vgpr(idx + 1, words[:, 1::2], mask)
     else:
         hi = inst.op_sel[3]
         if inst.encoding in SHORT_ENCODINGS:

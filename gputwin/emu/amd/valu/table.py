@@ -45,7 +45,7 @@ def finish_float(op: Op, inst, mode: Mode, res, srcs):
     if op.nan:
         res = fix_nan(res, [s for s, t in zip(srcs, op.srcs) if FMTS.get(t) is f], f)
     res = mode.flush_out(res, f)
-    if inst.omod:
+    if inst.omod and not mode.ieee:          # the hardware ignores omod in IEEE mode
         res = apply_omod(res, f, inst.omod, mode)
     if inst.clamp:
         res = apply_clamp(res, f, mode)

@@ -165,13 +165,20 @@ def test_med3_and_minmax_f32():
 
 
 @pytest.mark.parametrize("dx10,want_nan", [(True, 0), (False, QNAN)])
-def test_clamp_and_omod(dx10, want_nan):
-    g = group(1, mode=MODE if dx10 else MODE & ~0x100)
+def test_clamp_and_omod_outside_ieee_mode(dx10, want_nan):
+    g = group(1, mode=(MODE & ~0x200) if dx10 else MODE & ~0x300)
     fill(g, 1, np.array([f32(0.3), f32(0.7), f32(-0.2), QNAN] * 8, np.uint32))
     execute(g, inst("v_mul_f32", vdst=V(0), src0=V(1), src1=C(242), omod=1, clamp=True))
     np.testing.assert_array_equal(g.vgpr(0)[0, :4], [f32(np.float32(0.3) * 2), f32(1.0), 0, want_nan])
     execute(g, inst("v_add_f32", vdst=V(2), src0=V(1), src1=C(128), omod=3))
     assert g.vgpr(2)[0, 1] == f32(np.float32(0.7) / 2)
+
+
+def test_omod_is_ignored_in_ieee_mode():
+    g = group(1)
+    fill(g, 1, np.float32(0.3))
+    execute(g, inst("v_mul_f32", vdst=V(0), src0=V(1), src1=C(242), omod=1))
+    assert g.vgpr(0)[0, 0] == f32(0.3)
 
 
 def test_abs_neg_modifiers_only_touch_sign():

@@ -46,7 +46,7 @@ def _pack16(lo, hi):
 
 CASES = {
     "v_add_f32 v0, v1, v2": lambda g: (g.vgpr(0), f32(A + B)),
-    "v_sub_f32_e64 v0, -v1, |v2| mul:2": lambda g: (g.vgpr(0), f32((-A - np.abs(B)) * 2)),
+    "v_sub_f32_e64 v0, -v1, |v2| mul:2": lambda g: (g.vgpr(0), f32(-A - np.abs(B))),   # IEEE mode: no omod
     "v_fmamk_f32 v0, v1, 0x40400000, v2": lambda g: (g.vgpr(0), f32((A.astype(np.float64) * 3 + B)
                                                                       .astype(np.float32))),
     "v_fmaak_f32 v0, v1, v2, 0x40400000": lambda g: (g.vgpr(0), f32((A.astype(np.float64) * B + 3)
