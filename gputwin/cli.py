@@ -141,7 +141,7 @@ def cmd_asm(args) -> int:
     """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding."""
     from gputwin.emu.amd.isa import tool
     source = open(args.file).read() if args.file else sys.stdin.read()
-    return tool.asm(source, args.arch, sys.stdout, sys.stderr)
+    return tool.asm(source, args.arch, sys.stdout, sys.stderr, args.wave64)
 
 
 def cmd_disasm(args) -> int:
@@ -152,7 +152,7 @@ def cmd_disasm(args) -> int:
         if args.elf:
             return tool.disasm_elf(open(args.elf, "rb").read(), args.arch, sys.stdout, sys.stderr, args.show_encoding)
         source = open(args.file).read() if args.file else sys.stdin.read()
-        return tool.disasm(source, args.arch, sys.stdout, sys.stderr, args.show_encoding)
+        return tool.disasm(source, args.arch, sys.stdout, sys.stderr, args.show_encoding, args.wave64)
     except (OSError, CodeObjectError) as e:
         print(f"gputwin disasm: {e}", file=sys.stderr)
         return 2
@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description=cmd_asm.__doc__)
     asm.add_argument("file", nargs="?", help="assembly source (default: stdin)")
     asm.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
+    asm.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")
     asm.set_defaults(func=cmd_asm)
 
     dis = sub.add_parser("disasm", help="disassemble AMDGPU machine code (llvm-mc -disassemble format)",
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     dis.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
     dis.add_argument("--elf", help="an HSA code object (.hsaco): disassemble each kernel")
     dis.add_argument("--show-encoding", action="store_true", help="add each instruction's bytes")
+    dis.add_argument("--wave64", action="store_true", help="wave64 code (--elf reads it from each kernel)")
     dis.set_defaults(func=cmd_disasm)
     return p
 

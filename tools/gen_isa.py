@@ -75,12 +75,22 @@ def role_of(fmt: str, field: str, name: str) -> str:
 class Sweeper:
     def __init__(self, arch: str):
         self.llvm = Disassembler(arch)
+        self.llvm64 = Disassembler(arch, wave64=True)
 
-    def dis(self, data: bytes):
-        size, text = self.llvm.dis(data)
+    def dis(self, data: bytes, wave64: bool = False):
+        size, text = (self.llvm64 if wave64 else self.llvm).dis(data)
         if not size or "/*Invalid" in text or "/*invalid" in text:
             return 0, None
-        return size, text
+        return size, text.split(" ; Warning")[0]
+
+    def lane_masks(self, fmt_name: str, fixed: dict, e: dict, values: dict) -> list[int]:
+        """Slots that are lane masks: one SGPR in wave32, a pair in wave64 (VCC_LO -> VCC)."""
+        fmt = FORMATS[fmt_name]
+        size, text = self.dis(word_bytes(fmt, fmt.pack(**values)) + TAIL, wave64=True)
+        e64 = self.entry(fmt_name, fixed, text, size, values) if size else None
+        if e64 is None or len(e64["slots"]) != len(e["slots"]):
+            raise SystemExit(f"gen_isa: wave64 form of {e['name']} does not line up: {text!r}")
+        return [i for i, (a, b) in enumerate(zip(e["slots"], e64["slots"])) if a[2] != b[2] or a[1] != b[1]]
 
     def entry(self, fmt_name: str, fixed: dict, text: str, size: int, values: dict) -> dict | None:
         fmt = FORMATS[fmt_name]
@@ -168,6 +178,10 @@ def sweep(arch: str) -> dict:
                     if rtn is None:
                         raise SystemExit(f"gen_isa: cannot map the returning form of {e['name']}: {rt!r}")
                     e["rtn_slots"] = rtn["slots"]
+                if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3"):
+                    masks = sw.lane_masks(use_fmt, fixed, e, values)
+                    if masks:
+                        e["w64"] = masks
                 e["enc"] = use_fmt if use_fmt == "VOP3SD" else enc
                 e["probe"] = dict(values)
                 probe_types(sw, use_fmt, e)

@@ -6,7 +6,7 @@ import itertools
 import re
 import struct
 
-from gputwin.emu.amd.isa.rdna3_formats import FORMATS, Format
+from gputwin.emu.amd.isa.rdna3_formats import Format
 
 TAIL = struct.pack("<II", 0x12345678, 0x0BADF00D)   # bytes after the probe: a literal if one is read
 

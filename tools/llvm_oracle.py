@@ -23,7 +23,7 @@ def find_libllvm() -> str | None:
 class Disassembler:
     """One LLVM MC disassembler for an AMDGPU cpu; `dis(b)` -> (size, text) or (0, None) if invalid."""
 
-    def __init__(self, cpu: str = "gfx1100"):
+    def __init__(self, cpu: str = "gfx1100", wave64: bool = False):
         path = find_libllvm()
         if path is None:
             raise RuntimeError("libLLVM-19 not found: install llvm-19 to regenerate the ISA tables")
@@ -31,14 +31,17 @@ class Disassembler:
         for fn in ("LLVMInitializeAMDGPUTargetInfo", "LLVMInitializeAMDGPUTargetMC",
                    "LLVMInitializeAMDGPUDisassembler"):
             getattr(lib, fn)()
-        lib.LLVMCreateDisasmCPU.restype = ctypes.c_void_p
-        lib.LLVMCreateDisasmCPU.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p,
-                                            ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        lib.LLVMCreateDisasmCPUFeatures.restype = ctypes.c_void_p
+        lib.LLVMCreateDisasmCPUFeatures.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                                    ctypes.c_void_p]
         lib.LLVMDisasmInstruction.restype = ctypes.c_size_t
         lib.LLVMDisasmInstruction.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64,
                                               ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
         self._lib = lib
-        self._dc = lib.LLVMCreateDisasmCPU(b"amdgcn-amd-amdhsa", cpu.encode(), None, 0, None, None)
+        features = b"+wavefrontsize64" if wave64 else b""
+        self._dc = lib.LLVMCreateDisasmCPUFeatures(b"amdgcn-amd-amdhsa", cpu.encode(), features, None, 0, None,
+                                                   None)
         if not self._dc:
             raise RuntimeError(f"LLVM has no disassembler for {cpu}")
         self._buf = ctypes.create_string_buffer(512)
@@ -52,9 +55,11 @@ def have_llvm_mc() -> bool:
     return shutil.which(LLVM_MC) is not None
 
 
-def mc(lines: list[str], cpu: str, disassemble: bool) -> tuple[list[str], str]:
+def mc(lines: list[str], cpu: str, disassemble: bool, wave64: bool = False) -> tuple[list[str], str]:
     """Run llvm-mc once over many lines; returns (stdout lines without the .text header, stderr)."""
     args = [LLVM_MC, "-triple=amdgcn", f"-mcpu={cpu}", "-show-encoding"]
+    if wave64:
+        args.append("-mattr=+wavefrontsize64")
     if disassemble:
         args.append("-disassemble")
     p = subprocess.run(args, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=300)

@@ -22,7 +22,7 @@ ET_DYN = 3
 # EI_ABIVERSION for ELFOSABI_AMDGPU_HSA -> code object version
 ABI_VERSION_TO_COV = {2: 4, 3: 5, 4: 6}
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
-SHT_SYMTAB, SHT_RELA, SHT_NOTE, SHT_DYNSYM = 2, 4, 7, 11
+SHT_SYMTAB, SHT_RELA, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 2, 4, 7, 8, 11
 NT_AMDGPU_METADATA = 32
 MAX_IMAGE_SIZE = 1 << 30   # a sanity bound: a corrupt p_vaddr/p_memsz must not allocate the world
 
@@ -290,7 +290,7 @@ class CodeObject:
         out = []
         for i, (name, typ, _flags, addr, off, size, link, _info, _align, entsize) in enumerate(raw):
             nm = r.cstr(names, name, f"section {i} name") if names and name else ""
-            out.append(Section(nm, typ, addr, off, size if typ != 8 else 0, link, entsize))   # 8: SHT_NOBITS
+            out.append(Section(nm, typ, addr, off, size if typ != SHT_NOBITS else 0, link, entsize))
         return out
 
     def _strtab(self, r: _Reader, index: int, what: str) -> bytes:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Callable
 
 from gputwin.tensor.shape import View
-from gputwin.tensor.spec import Const, Load, Node, Op
+from gputwin.tensor.spec import Load, Node, Op
 
 MAX_FUSED_OPS = 48  # beyond this an operand is realized first, to keep kernels and compiles small
 MAX_ARGS = 8

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from gputwin.compiler import ir
-from gputwin.tensor.spec import Const, KernelSpec, Load, Node, Op
+from gputwin.tensor.spec import Const, KernelSpec, Load, Node
 
 LOCAL_SIZE = 64
 
@@ -140,8 +140,9 @@ def _reduce(k, spec: KernelSpec, em: _Emitter, oidx: list):
         _nested(k, spec.rshape, body)
         return where_.get()
     # -0.0 is the float sum's exact identity (-0.0 + x == x for every x, -0.0 included), as numpy's
-    # reductions that start from the first element
-    init = {"sum": -0.0 if acc_dt.is_float else 0, "prod": 1, "max": _lowest(acc_dt), "min": _highest(acc_dt)}[op]
+    # reductions that start from the first element; an empty sum is +0.0, as numpy's
+    zero = -0.0 if acc_dt.is_float and math.prod(spec.rshape) else 0
+    init = {"sum": zero, "prod": 1, "max": _lowest(acc_dt), "min": _highest(acc_dt)}[op]
     acc = k.var(acc_dt, init)
     fn = {"sum": lambda a, x: a + x, "prod": lambda a, x: a * x, "max": ir.maximum, "min": ir.minimum}[op]
 

@@ -30,8 +30,9 @@ def _operand(x, like):
             raise ValueError(f"tensors are on different devices ({x.device} and {like.device}); use .to()")
         return x
     if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)) and np.ndim(x) == 0:
-        if isinstance(x, np.generic):  # numpy scalars are strong, as in numpy
-            return Tensor(np.asarray(x), device=like.ctx)
+        if isinstance(x, np.generic):  # numpy scalars are strong, as in numpy: a 0-d constant tensor
+            dt = D.dtype_of_data(np.asarray(x))
+            return Tensor._make(like.ctx, (), dt, Const(dt.type(x).item(), dt))
         return x
     return Tensor(x, device=like.ctx)
 

@@ -1,8 +1,9 @@
-"""Reductions, matmul and softmax: each reduction is one kernel that inlines its (lazy) input.
+"""Reductions, matmul and softmax: a reduction is one kernel (two for long ones) that inlines its input.
 
 Order and precision (docs/tensor.md): every output element is reduced by one work-item, sequentially
-in row-major order of the reduced axes; long reductions with few outputs run in two ordered stages. float16/bfloat16 accumulate in float32 and round once at the
-end; integer and bool sums/products accumulate in int64 (numpy's dtype; uint8 gives int64, not uint64).
+in row-major order of the reduced axes; long reductions with few outputs run in two ordered stages.
+float16/bfloat16 accumulate in float32 and round once at the end; integer and bool sums/products
+accumulate in int64 (numpy's dtype; uint8 gives int64, not uint64).
 matmul is a sum over k of exact float32 products for half inputs, of dtype products otherwise.
 """
 from __future__ import annotations

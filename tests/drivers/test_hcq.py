@@ -44,21 +44,22 @@ def test_a_timeline_that_never_moves_is_a_hang_and_the_device_is_lost(monkeypatc
     t0 = time.monotonic()
     with pytest.raises(GpuHang, match="stuck at 0"):
         dev.synchronize()
-    assert time.monotonic() - t0 < 1
+    assert time.monotonic() - t0 < 5
     with pytest.raises(DeviceLost, match="stuck at 0"):
         dev.alloc(16)
 
 
 def test_the_watchdog_restarts_while_the_timeline_moves(monkeypatch):
-    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.05")
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.4")
 
-    def progress(dev):   # one step of progress every ~30 ms: slower than nothing, never stuck for 50 ms
-        time.sleep(0.03)
+    def progress(dev):   # a step every ~0.1 s: 0.5 s in all, more than the watchdog, never stuck for 0.4 s
+        time.sleep(0.1)
         dev.timeline_signal.value += 1
     dev = FakeDevice(progress)
     dev.timeline_value = 6
+    t0 = time.monotonic()
     dev.synchronize()
-    assert dev.timeline_signal.value == 5
+    assert dev.timeline_signal.value == 5 and time.monotonic() - t0 > 0.4
 
 
 def test_program_pads_grid_and_block_and_counts_dims():

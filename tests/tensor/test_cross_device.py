@@ -5,7 +5,7 @@ import pytest
 
 import gputwin.tensor as gt
 from gputwin.device import TargetNotAvailable
-from tests.tensor.conftest import assert_bits
+from tests.tensor.bitcheck import assert_bits
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 RNG = np.random.default_rng(21)

@@ -5,7 +5,7 @@ import pytest
 
 from gputwin.tensor import DTypeError, ShapeError, Tensor, where
 from gputwin.tensor import dtypes as D
-from tests.tensor.conftest import assert_bits, ulp_distance
+from tests.tensor.bitcheck import assert_bits, ulp_distance
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's own NaN/overflow warnings
 FLOATS = [D.float32, D.float16, D.bfloat16]
@@ -75,6 +75,14 @@ def test_weak_python_scalars_keep_the_tensor_dtype(tdev):
     assert_bits(got, h * np.float16(2.5) - np.float16(1))
     u = data(D.uint8, positive=True)
     assert_bits((250 + Tensor(u, device=tdev)).numpy(), np.uint8(250) + u)
+
+
+def test_numpy_scalars_are_strong(tdev):
+    h = data(D.float16)
+    t = Tensor(h, device=tdev) * np.float32(0.1)
+    assert t.dtype == np.float32
+    assert_bits(t.numpy(), h * np.float32(0.1))
+    assert_bits((Tensor(h, device=tdev) + np.float16(3)).numpy(), h + np.float16(3))
 
 
 @pytest.mark.parametrize("dtype", [D.float32, D.bfloat16, D.int32, D.uint8])

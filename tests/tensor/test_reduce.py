@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gputwin.tensor import DTypeError, ShapeError, Tensor
-from tests.tensor.conftest import assert_bits, ulp_distance
+from tests.tensor.bitcheck import assert_bits, ulp_distance
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal((3, 4, 5)).astype(np.float32)
@@ -26,8 +26,10 @@ def test_float_sum_is_sequential_and_bit_exact(tdev, axis):
     assert_bits(Tensor(X, device=tdev).sum(axis=axis).numpy(), seq_sum(X, axis) if axis != () else X)
 
 
-def test_sum_of_negative_zeros_is_negative_zero(tdev):
+def test_sum_of_negative_zeros_is_negative_zero_and_empty_sum_positive_zero(tdev):
     assert_bits(Tensor(-np.zeros((2, 3), np.float32), device=tdev).sum(axis=1).numpy(), -np.zeros(2, np.float32))
+    assert_bits(Tensor(np.zeros((2, 0), np.float32), device=tdev).sum(axis=1).numpy(), np.zeros(2, np.float32))
+    assert_bits(Tensor(np.zeros((2, 0), np.float16), device=tdev).prod(axis=1).numpy(), np.ones(2, np.float16))
 
 
 def chunked(x: np.ndarray, fn, fill) -> np.ndarray:

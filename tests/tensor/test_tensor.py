@@ -6,7 +6,7 @@ import pytest
 
 import gputwin.tensor as gt
 from gputwin.tensor import DTypeError, Tensor
-from tests.tensor.conftest import assert_bits
+from tests.tensor.bitcheck import assert_bits
 
 ALL = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int64, np.uint8, np.bool_]
 
@@ -39,7 +39,8 @@ def test_constants_are_lazy_and_fuse(tdev):
 
 def test_host_made_creation_equals_numpy(tdev):
     assert_bits(gt.arange(3, 20, 4, device=tdev).numpy(), np.arange(3, 20, 4))
-    assert_bits(gt.arange(0.5, 2, 0.25, dtype="float32", device=tdev).numpy(), np.arange(0.5, 2, 0.25).astype(np.float32))
+    assert_bits(gt.arange(0.5, 2, 0.25, dtype="float32", device=tdev).numpy(),
+                np.arange(0.5, 2, 0.25).astype(np.float32))
     assert_bits(gt.eye(3, 4, k=1, dtype="int32", device=tdev).numpy(), np.eye(3, 4, 1, dtype=np.int32))
     assert_bits(gt.rand(4, 5, seed=3, device=tdev).numpy(), np.random.default_rng(3).random((4, 5), dtype=np.float32))
     assert_bits(gt.randn(6, seed=4, device=tdev).numpy(), np.random.default_rng(4).standard_normal(6, dtype=np.float32))

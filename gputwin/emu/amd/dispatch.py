@@ -23,7 +23,7 @@ from gputwin.errors import IllegalInstruction, MemoryFault
 
 CODE_WINDOW = 1 << 20          # bytes fetched from memory when code is given only by its address
 MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes ...
-MAX_BATCH_VGPR_BYTES = 1 << 29  # ... and of at most this much VGPR state (RSRC1's VGPR count)
+MAX_BATCH_STATE_BYTES = 1 << 29  # ... and of at most this much VGPR (RSRC1 count) or scratch state
 LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
 MAX_LDS = 64 * 1024
 
@@ -97,14 +97,14 @@ def _fetch(mem: AddressSpace, d: Dispatch) -> Program:
 
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
-                 watchdog_s: float | None = None, program: Program | None = None) -> Counters:
+                 watchdog_s: float | None = None) -> Counters:
     """Run every workgroup of `dispatch` to completion; returns the executed-work counters."""
     if arch != "gfx1100":
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
     if watchdog_s is None:
         watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
     deadline = time.monotonic() + watchdog_s
-    prog = program if program is not None else _fetch(mem, dispatch)
+    prog = _fetch(mem, dispatch)
     d = dispatch
     gx, gy, gz = (int(v) for v in d.grid)
     bx, by, bz = (int(v) for v in d.block)
@@ -114,7 +114,8 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     wpg = -(-(bx * by * bz) // lanes)
     nwg = gx * gy * gz
     vgprs = ((d.rsrc1 & 0x3F) + 1) * (4 if d.wave64 else 8)        # granulated VGPR count (gfx10+)
-    batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_VGPR_BYTES // (4 * vgprs))
+    per_lane = max(4 * vgprs, int(d.scratch_bytes_per_lane) if d.scratch_base is None else 0)
+    batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
     counters = Counters()
     for first in range(0, nwg, per_batch):
@@ -153,11 +154,11 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
 
 
 def _init_sgprs(g: WaveGroup, d: Dispatch, wg_ids: np.ndarray, gx: int, gy: int) -> None:
-    count = ((d.rsrc2 >> 1) & 0x1F) | ((d.rsrc2 >> 27) & 1) << 5
+    count = (d.rsrc2 >> 1) & 0x1F
     user = [int(v) & 0xFFFFFFFF for v in d.user_sgprs]
-    if len(user) > max(count, 0) and count:
+    if count and len(user) > count:
         raise ValueError(f"{len(user)} user SGPR values but RSRC2.USER_SGPR is {count}")
-    count = max(count, len(user))
+    count = max(count, len(user))           # RSRC2 left 0 (hand-made dispatches): the values given
     for i, v in enumerate(user):
         g.s[i] = v
     i = count

@@ -89,6 +89,18 @@ class Executor:
                 waiting.append(g)
         return released, waiting
 
+    def _skip_inert(self, st, r) -> bool:
+        """An s_cbranch_execz over code that waves with EXEC = 0 run without effect: rather than split the
+        group, let the skipping waves run through it (their instructions are taken off wave_insts)."""
+        if st[2] is None or st[2].op != "s_cbranch_execz":
+            return False
+        (taken, target), = [p for p in r.parts if p[1] is not None]
+        k = self.program.inert_run(st[1], target) if target > st[1] else None
+        if k is None:
+            return False
+        self.wave_insts -= int(np.count_nonzero(taken)) * k
+        return True
+
     def _run_group(self, g: WaveGroup, limit: int):
         """Step `g` until it must yield; returns None (yield), END, BARRIER or (Diverge, fallthrough pc)."""
         step = self.program.step
@@ -113,6 +125,8 @@ class Executor:
                         g.pc = st[1]
                         return BARRIER
                     pc = r
+                elif self._skip_inert(st, r):
+                    pc = st[1]
                 else:
                     return (r, st[1])
                 if pc >= limit:

@@ -58,12 +58,33 @@ def build_handler(inst):
         return _raiser(e)
 
 
+_VALU_VGPR_ONLY = {"VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P"}
+
+
+def exec_inert(inst) -> bool:
+    """Does `inst` leave a wave whose EXEC is all zero untouched? (VALU writing only VGPRs under EXEC,
+    vector memory and LDS accesses, scheduling hints.) Lane-mask, SGPR and EXEC writers do not qualify."""
+    if inst is None:
+        return False
+    enc = inst.encoding
+    if enc in _VALU_VGPR_ONLY:
+        sdst, vdst = inst.operands.get("sdst"), inst.operands.get("vdst")
+        return (sdst is None or sdst.index == 124) and vdst is not None and vdst.kind == "vgpr" \
+            and inst.op != "v_writelane_b32"
+    if enc == "VOPD":
+        return True
+    if enc in ("DS", "GLOBAL", "FLAT", "SCRATCH"):
+        return inst.op not in ("ds_append", "ds_consume")
+    return enc == "SOPP" and inst.op in sopp.NOPS
+
+
 class Program:
     """Steps by byte offset; `code` is the instruction bytes (None for a pre-decoded program)."""
 
     def __init__(self, code: bytes | None, arch: str = "gfx1100", insts=None):
         self.code, self.arch = code, arch
         self.steps: dict[int, tuple] = {}
+        self._inert: dict[tuple[int, int], int | None] = {}
         for off, inst in insts or ():
             self.steps[off] = (build_handler(inst), off + inst.size, inst)
 
@@ -72,6 +93,20 @@ class Program:
         if st is None:
             st = self.steps[pc] = self._decode(pc)
         return st
+
+    def inert_run(self, start: int, end: int) -> int | None:
+        """Instructions in [start, end) when that is straight-line code that waves with EXEC = 0 may
+        execute without effect (so an s_cbranch_execz over it need not split the group), else None."""
+        key = (start, end)
+        if key not in self._inert:
+            count, pc = 0, start
+            while pc < end and count < 256:
+                fn, nxt, inst = self.step(pc)
+                if not exec_inert(inst):
+                    break
+                count, pc = count + 1, nxt
+            self._inert[key] = count if pc == end else None
+        return self._inert[key]
 
     def _decode(self, pc: int):
         if self.code is None or not 0 <= pc < len(self.code) or pc % 4:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gputwin.emu.amd import hwreg
 from gputwin.emu.amd.control import Diverge
 from gputwin.emu.amd.scalar_ops import reader32, reader64
 from gputwin.errors import IllegalInstruction
@@ -24,10 +23,6 @@ def _i32(a):
 
 def _i64(a):
     return a.view(np.int64)
-
-
-def _nz(d):
-    return d != 0
 
 
 def _sh32(b):
@@ -118,7 +113,7 @@ def _sext(a, bits):
     return ((v ^ (1 << bits - 1)) - (1 << bits - 1)).astype(np.int32).view(U32)
 
 
-def _add_i32(a, b):
+def add_i32(a, b):
     d = a + b
     return d, ((~(a ^ b)) & (a ^ d)) >> U32(31) != 0
 
@@ -146,7 +141,7 @@ def _lshl_add(k):
 _SOP2 = {
     "s_add_u32": (0, 0, lambda a, b, c: (a + b, (a.astype(U64) + b) > M32)),
     "s_sub_u32": (0, 0, lambda a, b, c: (a - b, b > a)),
-    "s_add_i32": (0, 0, lambda a, b, c: _add_i32(a, b)),
+    "s_add_i32": (0, 0, lambda a, b, c: add_i32(a, b)),
     "s_sub_i32": (0, 0, lambda a, b, c: _sub_i32(a, b)),
     "s_addc_u32": (0, 0, lambda a, b, c: ((a + b + c.astype(U32)),
                                           (a.astype(U64) + b + c.astype(U64)) > M32)),
@@ -206,9 +201,9 @@ _SOPC = {
     "s_bitcmp0_b64": (2, lambda a, b: (a >> _sh64(b.astype(U64))) & U64(1) == 0),
     "s_bitcmp1_b64": (2, lambda a, b: (a >> _sh64(b.astype(U64))) & U64(1) != 0),
 }
-_CMP = {"eq": np.equal, "lg": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
+CMP = {"eq": np.equal, "lg": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
         "le": np.less_equal}
-for _c, _f in _CMP.items():
+for _c, _f in CMP.items():
     _SOPC[f"s_cmp_{_c}_u32"] = (0, _f)
     _SOPC[f"s_cmp_{_c}_i32"] = (0, lambda a, b, f=_f: f(_i32(a), _i32(b)))
 
@@ -263,7 +258,8 @@ def _src(inst, role, wide):
     op = inst.operands.get(role)
     if op is None:
         raise IllegalInstruction(f"{inst.op}: missing operand {role}")
-    return reader64(op) if wide else reader32(op)
+    # the 64-bit source of an _i64 instruction is signed (literals sign-extend into it)
+    return reader64(op, signed=role == "src0" and "_i64" in inst.op) if wide else reader32(op)
 
 
 def build_sop2(inst):
@@ -382,46 +378,3 @@ def _movrel(inst):
         for k in range(cnt):
             g.set_sgpr(d + k, g.sgpr(s + k).copy())
     return h
-
-
-# --- SOPK ---------------------------------------------------------------------------------------------
-def build_sopk(inst):
-    op = inst.op
-    imm = inst.simm16 if inst.simm16 is not None else inst.operands.get("simm16", None).value
-    simm = U32(((imm & 0xFFFF) ^ 0x8000) - 0x8000 & 0xFFFFFFFF)
-    uimm = U32(imm & 0xFFFF)
-    dst = inst.operands.get("sdst")
-    if op == "s_movk_i32":
-        return lambda g: g.set_sgpr(dst.index, simm)
-    if op == "s_cmovk_i32":
-        return lambda g: g.set_sgpr(dst.index, np.where(g.scc, simm, g.sgpr(dst.index)))
-    if op.startswith("s_cmpk_"):
-        cmp = _CMP[op[7:9]]
-        if op.endswith("_i32"):
-            k = np.int32(simm.view(np.int32))
-            def h(g):
-                g.scc = cmp(_i32(g.sgpr(dst.index)), k)
-        else:
-            def h(g):
-                g.scc = cmp(g.sgpr(dst.index), uimm)
-        return h
-    if op == "s_addk_i32":
-        def h(g):
-            d, scc = _add_i32(g.sgpr(dst.index), np.full(g.n, simm, U32))
-            g.set_sgpr(dst.index, d)
-            g.scc = scc
-        return h
-    if op == "s_mulk_i32":
-        return lambda g: g.set_sgpr(dst.index, g.sgpr(dst.index) * simm)
-    if op in ("s_version", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt"):
-        return lambda g: None
-    if op == "s_call_b64":
-        nxt, target = inst.size, 4 + 4 * int(simm.view(np.int32))
-
-        def h(g):
-            g.set_sgpr64(dst.index, np.full(g.n, g.ctx.code_address + g.pc + nxt, U64))
-            return g.pc + target
-        return h
-    if op in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
-        return hwreg.build(inst, imm)
-    return None

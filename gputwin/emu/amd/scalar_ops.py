@@ -29,11 +29,15 @@ def inline_int(index: int) -> int | None:
     return None
 
 
-def const_value(op: Operand, wide: bool) -> int:
-    """The bit pattern of a constant/literal source for a 32- or 64-bit integer/bit operand."""
+def const_value(op: Operand, wide: bool, signed: bool = False) -> int:
+    """The bit pattern of a constant/literal source for a 32- or 64-bit integer/bit operand.
+
+    A 32-bit literal feeding a 64-bit operand is sign-extended for signed (i64) operands and
+    zero-extended for unsigned/bit ones, as the hardware does (see LLVM's SIInstrInfo::isOperandLegal)."""
     mask = (1 << 64) - 1 if wide else 0xFFFFFFFF
     if op.kind == "literal":
-        return op.value & 0xFFFFFFFF  # 32-bit literal, zero-extended for 64-bit integer operands
+        lit = op.value & 0xFFFFFFFF
+        return (lit | 0xFFFFFFFF00000000) if wide and signed and lit >> 31 else lit
     v = inline_int(op.index)
     if v is not None:
         return v & mask
@@ -59,12 +63,12 @@ def reader32(op: Operand):
     raise IllegalInstruction(f"scalar source of kind {op.kind!r} is not modelled")
 
 
-def reader64(op: Operand):
+def reader64(op: Operand, signed: bool = False):
     if op.kind == "sgpr":
         i = op.index
         return lambda g: g.sgpr64(i)
     if op.kind in ("const", "literal", "imm"):
-        c = np.uint64(const_value(op, True) if op.kind != "imm" else op.value & ((1 << 64) - 1))
+        c = np.uint64(const_value(op, True, signed) if op.kind != "imm" else op.value & ((1 << 64) - 1))
         return lambda g: np.full(g.n, c, np.uint64)
     if op.kind == "special":
         i = op.index

@@ -9,11 +9,12 @@ _DWORDS = {"b32": 1, "b64": 2, "b128": 4, "b256": 8, "b512": 16}
 U64 = np.uint64
 
 
+def _uniform(row: np.ndarray) -> bool:
+    return bool((row == row[0]).all())
+
+
 def _load(g, addrs: np.ndarray, ndw: int) -> np.ndarray:
     try:
-        if (addrs == addrs[0]).all():     # the usual case: every wave reads the same kernel arguments
-            row = np.frombuffer(g.ctx.mem.read(int(addrs[0]), 4 * ndw), np.uint32)
-            return np.broadcast_to(row, (g.n, ndw))
         return g.ctx.mem.load_u32(addrs, ndw).reshape(g.n, ndw)
     except MemoryFault as e:
         bad = np.nonzero((addrs <= U64(e.address)) & (U64(e.address) < addrs + U64(4 * ndw)))[0]
@@ -43,6 +44,18 @@ def build(inst):
 
     if kind == "s_load":
         def h(g):
+            if _uniform(g.s[sbase]) and _uniform(g.s[sbase + 1]) and (soff_i is None or _uniform(g.s[soff_i])):
+                # the usual case: every wave reads the same kernel arguments; one read, broadcast
+                addr = (int(g.s[sbase, 0]) | int(g.s[sbase + 1, 0]) << 32) + imm
+                addr = (addr + (int(g.s[soff_i, 0]) if soff_i is not None else 0)) & ~3 & ((1 << 64) - 1)
+                try:
+                    row = np.frombuffer(g.ctx.mem.read(addr, 4 * ndw), np.uint32)
+                except MemoryFault as e:
+                    e.wave = int(g.waves[0])
+                    raise
+                for k in range(ndw):
+                    g.set_sgpr(sdst + k, row[k])
+                return
             addrs = (g.sgpr64(sbase).astype(np.int64) + offsets(g)).astype(U64) & ~U64(3)
             data = _load(g, addrs, ndw)
             for k in range(ndw):

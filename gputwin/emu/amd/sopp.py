@@ -7,7 +7,7 @@ from gputwin.emu.amd.hwreg import MSG_DEALLOC_VGPRS
 from gputwin.errors import GpuFault, IllegalInstruction
 
 # Scheduling hints and cache controls: nothing to model for a functional emulator.
-_NOPS = {"s_nop", "s_waitcnt", "s_delay_alu", "s_clause", "s_waitcnt_depctr", "s_set_inst_prefetch_distance",
+NOPS = {"s_nop", "s_waitcnt", "s_delay_alu", "s_clause", "s_waitcnt_depctr", "s_set_inst_prefetch_distance",
          "s_sleep", "s_setprio", "s_icache_inv", "s_ttracedata", "s_ttracedata_imm", "s_wait_event",
          "s_wakeup", "s_incperflevel", "s_decperflevel", "s_wait_idle"}
 
@@ -36,7 +36,7 @@ def _taken(op):
 def build(inst):
     op = inst.op
     imm = inst.simm16 if inst.simm16 is not None else 0
-    if op in _NOPS:
+    if op in NOPS:
         return lambda g: None
     if op == "s_endpgm":
         return lambda g: END

@@ -100,8 +100,9 @@ class _Addr:
         self.offset = int(inst.offset)
 
     def fast(self, g, mask, nbytes, write):
-        """(uint32 view, dword indices shaped like the active lanes) when every active lane is 4-byte aligned
-        in one mapping at a 64-bit base shared by the whole group (the common case), else None."""
+        """(uint32 view, dword indices shaped like the active lanes, or a slice when all lanes are active and
+        consecutive) when every active lane is 4-byte aligned in one mapping at a 64-bit base shared by the
+        whole group (the common case), else None."""
         if self.seg == "SCRATCH":
             return None
         if self.saddr is not None:
@@ -128,6 +129,11 @@ class _Addr:
         if start & 3 or r.data.ctypes.data & 3 or int(np.bitwise_or.reduce(lsel, axis=None)) & 3:
             return None
         view = np.frombuffer(r.data, U32, count=r.data.size // 4)
+        if mask is None:
+            flat = lsel.reshape(-1)
+            first_dw = (start + int(flat[0])) >> 2
+            if int(flat[-1]) - int(flat[0]) == nbytes * (flat.size - 1) and (np.diff(flat) == nbytes).all():
+                return view, slice(first_dw, first_dw + flat.size * (nbytes // 4))   # consecutive lanes
         if start >= 0:
             return view[start >> 2:], lsel >> U32(2)
         return view, (lsel >> U32(2)).astype(np.int64) + (start >> 2)
@@ -248,7 +254,11 @@ def _build_load(inst, addr, nbytes, signed, half):
         fast = addr.fast(g, mask, nbytes, False) if nbytes >= 4 else None
         if fast is not None:
             view, idx = fast
-            if ndw == 1:
+            if isinstance(idx, slice):         # consecutive: a copy, no gather
+                data = view[idx].reshape(g.n, g.lanes, ndw)
+                for k in range(ndw):
+                    g.set_vgpr(dst + k, np.array(data[..., k]))
+            elif ndw == 1:
                 _write_lanes(g, dst, mask, np.take(view, idx, mode="clip"))
             else:
                 data = np.take(view, idx[..., None] + np.arange(ndw, dtype=idx.dtype), mode="clip")
@@ -289,7 +299,10 @@ def _build_store(inst, addr, nbytes, half):
         fast = addr.fast(g, mask, nbytes, True) if nbytes >= 4 else None
         if fast is not None:
             view, idx = fast
-            if ndw == 1:
+            if isinstance(idx, slice):
+                view[idx] = g.vgpr(src).reshape(-1) if ndw == 1 else \
+                    np.stack([g.vgpr(src + k) for k in range(ndw)], axis=-1).reshape(-1)
+            elif ndw == 1:
                 view[idx] = _read_lanes(g, src, mask).reshape(idx.shape)
             else:
                 view[idx[..., None] + np.arange(ndw, dtype=idx.dtype)] = np.stack(

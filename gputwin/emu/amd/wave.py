@@ -4,7 +4,8 @@ All waves of a group execute each instruction together on numpy arrays shaped (w
 Python-level step advances thousands of lanes. The group owns the register files of its waves:
 - VGPRs: one uint32 (n, L) array per register, allocated on first write (unwritten registers read 0).
   Stored arrays are never modified in place (writes build a new array), so callers may keep or alias
-  what `vgpr()` returns, and `set_vgpr` may keep the array it is given; both are marked read-only.
+  what `vgpr()` returns, and `set_vgpr` may keep the array it is given; both are marked read-only. A
+  register may be a broadcast view (a value per wave, or one for all), so do not assume contiguity.
 - The scalar operand space: a uint32 (128, n) array (row per operand, contiguous per-wave values) indexed by operand encoding (0..105 SGPRs, 106/107
   VCC, 108..123 TTMP, 124 NULL, 125 M0, 126/127 EXEC). EXEC is also kept unpacked as a bool (n, L)
   mask; both forms are updated together on every write.
@@ -72,18 +73,19 @@ class WaveGroup:
     def set_vgpr(self, reg: int, value, mask: np.ndarray | None = None) -> None:
         """Write lanes where `mask` (default EXEC) is set; value is (n, L), (n, 1), (n,) -> per wave, or scalar.
 
-        The group takes ownership of a full (n, L) uint32 array: the caller must not modify it later."""
+        Values are bit patterns: 4-byte arrays (int32, float32) are reinterpreted, others converted with
+        wrap-around. The group takes ownership of a full (n, L) uint32 array: the caller must not modify
+        it later. Passing `group.exec` itself as the mask is as fast as passing None."""
         value = np.asarray(value)
         if value.dtype != np.uint32:
             value = value.view(np.uint32) if value.dtype.itemsize == 4 and value.dtype.kind != "b" \
                 else value.astype(np.uint32)
         if value.ndim == 1:
             value = value[:, None]
-        if mask is None:
+        if mask is None or mask is self._exec:
             if self.exec_full:
-                if value.shape != (self.n, self.lanes) or not value.flags.c_contiguous:
-                    value = np.ascontiguousarray(np.broadcast_to(value, (self.n, self.lanes)))
-                self.put_vgpr(reg, value)
+                # a per-wave or uniform value stays a broadcast view: registers are never written in place
+                self.put_vgpr(reg, np.broadcast_to(value, (self.n, self.lanes)))
                 return
             if self.exec_count == 0:
                 return

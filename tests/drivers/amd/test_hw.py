@@ -81,6 +81,7 @@ def test_hang_on_hardware_then_a_fresh_device(dev_spec, hsaco, monkeypatch):
     with pytest.raises(gputwin.GpuHang):
         d.synchronize()
     d.close()   # DESTROY_QUEUE preempts the spinning wave
+    monkeypatch.delenv("GPUTWIN_WATCHDOG_S")
     with gputwin.open_device(dev_spec) as fresh:
         out, want = run_saxpy(fresh, hsaco["v5"])
         assert out.tobytes() == want.tobytes()

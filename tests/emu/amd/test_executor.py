@@ -70,3 +70,29 @@ s_endpgm
     # all four waves pass the barrier; wave 0s (no detour) were parked until the wave 1s arrived
     assert sum(g.n for g in ended) == 4
     assert ex.wave_insts == 4 * 5 + 2 * (1 + 3 * 50)
+
+
+def test_execz_branch_over_vector_only_code_does_not_split():
+    # waves 1 and 3 have EXEC = 0: hardware skips the v_add; running through it changes nothing for them
+    text = "s_cbranch_execz skip\nv_add_nc_u32 v1, v1, 5\ns_waitcnt vmcnt(0)\nskip:\ns_mov_b32 s2, 7\ns_endpgm"
+    ctx = make_ctx(nwg=4)
+    g = WaveGroup(ctx, np.arange(4), np.arange(4), wave64=False, mode=0, pc=0)
+    ex_mask = np.zeros((4, 32), bool)
+    ex_mask[[0, 2]] = True
+    g.set_exec(ex_mask)
+    ended = []
+    ex = Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append)
+    ex.run([g])
+    assert len(ended) == 1 and ended[0].vgpr(1)[:, 0].tolist() == [5, 0, 5, 0]
+    assert ex.wave_insts == 4 * 3 + 2 * 2             # the skipping waves' two instructions are not counted
+
+
+def test_execz_branch_over_scalar_code_splits():
+    text = "s_cbranch_execz skip\ns_mov_b32 s3, 1\nskip:\ns_endpgm"
+    ctx = make_ctx(nwg=2)
+    g = WaveGroup(ctx, np.arange(2), np.arange(2), wave64=False, mode=0, pc=0)
+    g.set_exec(np.array([[True] * 32, [False] * 32]))
+    ended = []
+    Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append).run([g])
+    final = WaveGroup.merge(ended)
+    assert dict(zip(final.waves.tolist(), final.s[3].tolist())) == {0: 1, 1: 0}

@@ -216,3 +216,10 @@ def test_unmodelled_hardware_register_is_an_error_naming_it():
 def test_bitreplicate_doubles_each_bit():
     g = run("s_bitreplicate_b64_b32 s[2:3], s0", n=1, sgprs={0: 0x80000005})
     assert sgpr64(g, 2) == 0xC000000000000033
+
+
+def test_64bit_literals_zero_extend_for_bit_ops_and_sign_extend_for_signed_ops():
+    g = run("s_mov_b64 s[0:1], 0xfffff830\ns_ashr_i64 s[2:3], 0xfffff830, 4\ns_cmp_eq_u64 s[0:1], 0xfffff830", n=1)
+    assert sgpr64(g, 0) == 0xFFFFF830
+    assert sgpr64(g, 2) == (-2000 >> 4) & M64
+    assert g.scc.tolist() == [True]

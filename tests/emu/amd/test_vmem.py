@@ -135,3 +135,12 @@ flat_store_b32 v[1:2], v3
 scratch_load_b32 v4, off, off offset:4""", n=2, scratch_bytes=8,
             vgprs={1: 4, 2: PRIVATE_APERTURE_HI})
     assert (g.vgpr(4) == 0x55).all()
+
+
+def test_consecutive_multi_dword_store_and_load_round_trip():
+    arena, va, s = setup()
+    g = run("global_store_b64 v1, v[2:3], s[0:1] offset:8\nglobal_load_b64 v[4:5], v1, s[0:1] offset:8", n=2, sgprs=s,
+            vgprs={1: 8 * (np.arange(2)[:, None] * 32 + LANE), 2: LANE, 3: 100 + LANE}, mem=arena.mem)
+    words = arena.array(va + 8, np.uint32, 128).reshape(64, 2)
+    assert (words[:, 0] == np.tile(LANE, 2)).all() and (words[:, 1] == np.tile(100 + LANE, 2)).all()
+    assert (g.vgpr(4) == LANE).all() and (g.vgpr(5) == 100 + LANE).all()

@@ -7,9 +7,10 @@ import re
 from dataclasses import replace
 
 from . import sopp_imm
+from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
 from .encode import Encoder
-from .inst import Dpp, Inst, Operand
+from .inst import Inst, Operand
 from .table import OpInfo, Table, load
 
 
@@ -21,15 +22,7 @@ class AsmError(ValueError):
         super().__init__(f"line {line}, column {column}: {message}")
 
 
-class _Fail(Exception):
-    def __init__(self, message: str, col: int):
-        super().__init__(message)
-        self.col = col
-
-
 _BRANCH_KINDS = ("dec", "dec_opt")
-_DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0x150, "row_xmask": 0x160}
-_SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
 def split_top(text: str, sep: str, start: int = 0) -> list[tuple[str, int]]:
@@ -79,8 +72,9 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
 
 
 class Assembler:
-    def __init__(self, arch: str = "gfx1100"):
+    def __init__(self, arch: str = "gfx1100", wave64: bool = False):
         self.arch = arch
+        self.wave64 = wave64
         self.table = load(arch)
         self.index = _build_index(self.table)
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
@@ -167,7 +161,7 @@ class Assembler:
         for info, dpp in cands:
             try:
                 return self._match(info, dpp, rest.strip(), rest_col + len(rest) - len(rest.lstrip()))
-            except _Fail as e:
+            except Fail as e:
                 if best is None or e.col > best.col:
                     best = e
         raise AsmError(str(best), line, best.col)
@@ -184,7 +178,7 @@ class Assembler:
         last, lcol = ops[-1]
         words = [(w, c) for w, c in split_top(last, " ", lcol) if w]
         if not words:
-            raise _Fail("missing operand", lcol)
+            raise Fail("missing operand", lcol)
         nslots = len(info.rtn_slots or info.slots) if info.rtn_slots else len(info.slots)
         # Modifiers start at the first word that looks like one (name:value or a bare flag).
         k = 1
@@ -203,10 +197,10 @@ class Assembler:
         if slots and slots[-1].kind.endswith("_opt") and len(ops) == len(slots) - 1:
             slots = slots[:-1]   # s_endpgm: the immediate may be left out (0)
         if info.rtn_slots and slots is info.rtn_slots and not glc:
-            raise _Fail("the returning form of an atomic needs glc", col)
+            raise Fail("the returning form of an atomic needs glc", col)
         if len(ops) != len(slots):   # point at the first extra operand, or just past the last one
             at = ops[len(slots)][1] if len(ops) > len(slots) else ops[-1][1] + len(ops[-1][0]) if ops else col
-            raise _Fail(f"{info.name} takes {len(slots)} operands, got {len(ops)}", at)
+            raise Fail(f"{info.name} takes {len(slots)} operands, got {len(ops)}", at)
         return self._build(info, slots, ops, modmap, col)
 
     def _mods(self, info: OpInfo, words: list[tuple[str, int]], dpp_form: bool) -> dict:
@@ -214,12 +208,12 @@ class Assembler:
         for w, c in words:
             name, _, val = w.partition(":")
             if name in out:
-                raise _Fail(f"duplicate modifier {name!r}", c)
+                raise Fail(f"duplicate modifier {name!r}", c)
             out[name] = (val, c)
-        has_dpp = any(k in ("quad_perm", "dpp8", "row_mirror", "row_half_mirror") or k in _DPP_CTRL for k in out)
+        has_dpp = any(k in ("quad_perm", "dpp8", "row_mirror", "row_half_mirror") or k in DPP_CTRL for k in out)
         if has_dpp != dpp_form:
             first = next(iter(out.values()), ("", 0))[1]
-            raise _Fail("DPP modifiers need a DPP form" if has_dpp else "missing DPP control", first)
+            raise Fail("DPP modifiers need a DPP form" if has_dpp else "missing DPP control", first)
         return out
 
     # ---- operands into an Inst ----------------------------------------------------------------
@@ -232,11 +226,13 @@ class Assembler:
         extra: dict[str, int] = {}
         enc = info.enc
         for s, (tok, c) in zip(slots, ops):
+            if self.wave64 and s.lanemask and s.kind != "imp":
+                s = replace(s, count=2)   # wave64 lane masks are SGPR pairs
             try:
                 p = parse_operand(tok) if s.kind not in ("waitcnt", "delay_alu", "depctr", "hwreg", "sendmsg",
                                                          "symbolic") else None
             except OperandError as e:
-                raise _Fail(str(e), c + e.offset) from None
+                raise Fail(str(e), c + e.offset) from None
             if s.role == "simm16":
                 v, label = self._imm16(s.kind, tok, p, c)
                 kw["simm16"] = v
@@ -245,57 +241,58 @@ class Assembler:
                 try:
                     operands[s.role] = Operand("imm", 0, 1, sopp_imm.parse_sendmsg(tok, self.table.sendmsg))
                 except (sopp_imm.ImmError, KeyError) as e:
-                    raise _Fail(str(e), c) from None
+                    raise Fail(str(e), c) from None
                 continue
             if s.kind == "imp":
-                if tok != s.field[1:]:
-                    raise _Fail(f"expected {s.field[1:]}", c)
+                want = "vcc" if self.wave64 and s.lanemask else s.field[1:]
+                if tok != want:
+                    raise Fail(f"expected {want}", c)
                 continue
             if p.kind == "off" and (s.kind == "off" or s.role in ("saddr", "vaddr") and enc in ("GLOBAL", "SCRATCH")):
                 continue
             if s.kind == "off":   # MUBUF vaddr
                 if p.kind != "vgpr" or p.count > 2:
-                    raise _Fail("expected off or a VGPR address", c)
+                    raise Fail("expected off or a VGPR address", c)
                 operands["vaddr"] = Operand("vgpr", p.index, p.count)
                 continue
             if s.kind == "imm":
                 if p.kind != "int" or not 0 <= p.value < 128:
-                    raise _Fail("expected an immediate 0..127", c)
+                    raise Fail("expected an immediate 0..127", c)
                 operands[s.role] = Operand("imm", 0, 1, p.value)
                 continue
             if s.kind == "lit":
                 try:
                     op = immediate(p, s.ptype, False, True)
                 except OperandError as e:
-                    raise _Fail(str(e), c) from None
+                    raise Fail(str(e), c) from None
                 if literal is not None and literal != op.value:
-                    raise _Fail("only one literal is allowed", c)
+                    raise Fail("only one literal is allowed", c)
                 literal = op.value
                 operands[s.role] = op
                 continue
             op = self._reg_or_const(info, s, p, c)
             if op.kind == "literal":
                 if literal is not None and literal != op.value:
-                    raise _Fail("only one literal is allowed", c)
+                    raise Fail("only one literal is allowed", c)
                 literal = op.value
-            i = _SRC_INDEX.get(s.role)
+            i = SRC_INDEX.get(s.role)
             if p.neg or p.abs or p.sext:
                 self._check_srcmods(info, s, p, i, c, dpp=bool(modmap) and "dpp8" in modmap or
                                     any(k in modmap for k in ("quad_perm", "row_mirror", "row_half_mirror",
-                                                              *_DPP_CTRL)))
+                                                              *DPP_CTRL)))
                 if i is not None:
                     neg[i] = p.neg or p.sext
                     abs_[i] = p.abs
             if p.half:
                 if s.kind not in ("v16", "src16"):
-                    raise _Fail("this operand has no 16-bit halves", c)
+                    raise Fail("this operand has no 16-bit halves", c)
                 opsel[3 if s.kind == "v16" else i] = p.half == ".h"
             elif s.kind in ("v16", "src16") and op.kind == "vgpr":
-                raise _Fail("a 16-bit VGPR half (.l or .h) is required", c)
+                raise Fail("a 16-bit VGPR half (.l or .h) is required", c)
             operands[s.role] = op
         if info.enc in ("SOPP", "SOPK"):
             kw.setdefault("simm16", 0)
-        inst = self._modifiers(info, operands, modmap, kw, neg, abs_, opsel, extra, col)
+        inst = trailing(self.table, info, operands, modmap, kw, neg, abs_, opsel, extra, col)
         return inst, label
 
     def _reg_or_const(self, info: OpInfo, s, p: Parsed, c: int) -> Operand:
@@ -304,22 +301,22 @@ class Assembler:
             allowed = s.allowed or "v"
             if p.kind == "vgpr":
                 if "v" not in allowed and "w" not in allowed or "v" not in allowed and p.index >= 128:
-                    raise _Fail("VGPR not allowed here", c)
+                    raise Fail("VGPR not allowed here", c)
                 if p.count != s.count:
-                    raise _Fail(f"expected a {s.count}-dword register", c)
+                    raise Fail(f"expected a {s.count}-dword register", c)
                 return Operand("vgpr", p.index, p.count)
             if p.kind in ("sgpr", "special"):
                 if "s" not in allowed:
-                    raise _Fail("scalar register not allowed here", c)
+                    raise Fail("scalar register not allowed here", c)
                 if p.count != s.count and not (p.kind == "special" or p.index in (124, 125) and p.count == 1):
-                    raise _Fail(f"expected a {s.count}-dword register", c)
+                    raise Fail(f"expected a {s.count}-dword register", c)
                 return Operand(p.kind, p.index, s.count if p.kind == "special" or p.index >= 124 else p.count)
             if p.kind in ("int", "float"):
                 try:
                     return immediate(p, s.ptype, "c" in allowed, "l" in allowed)
                 except OperandError as e:
-                    raise _Fail(str(e), c) from None
-            raise _Fail(f"unexpected {p.text!r}", c)
+                    raise Fail(str(e), c) from None
+            raise Fail(f"unexpected {p.text!r}", c)
         if k in ("v", "v16"):
             counts = {s.count}
             if s.role == "vaddr" and info.enc == "GLOBAL":
@@ -327,33 +324,33 @@ class Assembler:
             if s.role in ("vdst", "vdata") and info.fmt.name in ("MUBUF", "MTBUF"):
                 counts.add(s.count + 1)       # tfe adds a status dword (checked with the modifiers)
             if p.kind != "vgpr" or p.count not in counts:
-                raise _Fail(f"expected a {s.count}-dword VGPR" if s.count > 1 else "expected a VGPR", c)
+                raise Fail(f"expected a {s.count}-dword VGPR" if s.count > 1 else "expected a VGPR", c)
             if s.allowed == "w" and p.index >= 128:
-                raise _Fail("16-bit operands of e32 forms use v0..v127", c)
+                raise Fail("16-bit operands of e32 forms use v0..v127", c)
             return Operand("vgpr", p.index, p.count)
         if k == "s":
             if s.role == "soffset" and p.kind == "int" and info.fmt.name in ("MUBUF", "MTBUF"):
                 try:
                     return immediate(p, "b32", True, False)
                 except OperandError as e:
-                    raise _Fail(str(e), c) from None
+                    raise Fail(str(e), c) from None
             if p.kind == "int" and s.role == "soffset" and info.enc == "SMEM":
                 return Operand("imm", 0, 1, p.value)   # an immediate offset in soffset's place
             if p.kind != "sgpr" or p.count != s.count and not (p.index == 124 and p.count == 1):
-                raise _Fail(f"expected a {s.count}-dword scalar register", c)
+                raise Fail(f"expected a {s.count}-dword scalar register", c)
             scale = {"sbase": 2, "srsrc": 4}.get(s.field, 1)
             if p.index % scale:
-                raise _Fail(f"register must be aligned to {scale}", c)
+                raise Fail(f"register must be aligned to {scale}", c)
             return Operand("sgpr", p.index, s.count)
-        raise _Fail(f"unexpected operand {p.text!r}", c)
+        raise Fail(f"unexpected operand {p.text!r}", c)
 
     def _check_srcmods(self, info: OpInfo, s, p: Parsed, i, c: int, dpp: bool) -> None:
         mods = info.mods
         if i is None:
-            raise _Fail("modifiers not allowed on this operand", c)
+            raise Fail("modifiers not allowed on this operand", c)
         if info.enc in ("VOP1", "VOP2", "VOPC"):
             if not dpp:
-                raise _Fail("source modifiers need the e64 or DPP form", c)
+                raise Fail("source modifiers need the e64 or DPP form", c)
             dm, sx = mods.get("dpp_negabs", 0), mods.get("dpp_sext", 0)
             ok_neg = dm >> (2 * i) & 1 and (bool(sx >> (2 * i) & 1) == p.sext)
             ok_abs = dm >> (2 * i + 1) & 1
@@ -363,7 +360,7 @@ class Assembler:
             ok_neg = mods.get("neg", 0) >> i & 1 and (bool(mods.get("sext", 0) >> i & 1) == p.sext)
             ok_abs = mods.get("abs", 0) >> i & 1
         if (p.neg or p.sext) and not ok_neg or p.abs and not ok_abs:
-            raise _Fail("source modifier not allowed here", c)
+            raise Fail("source modifier not allowed here", c)
 
     def _imm16(self, kind: str, tok: str, p: Parsed | None, c: int) -> tuple[int, str | None]:
         t = self.table
@@ -381,232 +378,12 @@ class Assembler:
             if kind == "symbolic":
                 return sopp_imm.parse_version(tok), None
         except (sopp_imm.ImmError, KeyError) as e:
-            raise _Fail(str(e), c) from None
+            raise Fail(str(e), c) from None
         if p.kind == "sym" and kind in _BRANCH_KINDS:
             return 0, p.text
         if p.kind != "int" or not -(1 << 15) <= p.value < 1 << 16:
-            raise _Fail("expected a 16-bit immediate", c)
+            raise Fail("expected a 16-bit immediate", c)
         return p.value & 0xFFFF if p.value >= 0 or kind not in _BRANCH_KINDS else p.value, None
-
-    # ---- trailing modifiers -------------------------------------------------------------------
-    def _modifiers(self, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
-        enc, mods = info.enc, info.mods
-        left = dict(modmap)
-
-        def take(name):
-            return left.pop(name, (None, col))
-
-        def flag(name, allowed=True):
-            v, c = take(name)
-            if v is None:
-                return False
-            if v != "" or not allowed:
-                raise _Fail(f"modifier {name!r} not allowed here", c)
-            return True
-
-        def intval(name, lo, hi, default=0):
-            v, c = take(name)
-            if v is None:
-                return default
-            try:
-                x = sopp_imm.parse_int(v)
-            except sopp_imm.ImmError as e:
-                raise _Fail(str(e), c) from None
-            if not lo <= x <= hi:
-                raise _Fail(f"{name} out of range", c)
-            return x
-
-        def bits(name, n):
-            v, c = take(name)
-            if v is None:
-                return None
-            m = re.fullmatch(r"\[([01](?:,[01])*)\]", v)
-            if not m or len(m.group(1).split(",")) != n:
-                raise _Fail(f"{name} needs {n} values", c)
-            return [x == "1" for x in m.group(1).split(",")]
-
-        nsrc = sum(1 for s in info.slots if s.role in _SRC_INDEX and s.kind != "imp")
-        if enc == "VOP3":
-            sel = bits("op_sel", mods.get("op_sel_n", 0)) if mods.get("op_sel") else None
-            if sel:
-                for bit, pos in enumerate(mods["op_sel_pos"]):
-                    if pos >= 0:
-                        opsel[bit] = sel[pos]
-            kw.update(clamp=flag("clamp", bool(mods.get("clamp"))), abs=tuple(abs_), neg=tuple(neg), op_sel=tuple(opsel))
-        if enc in ("VOP3", "VOP3SD"):
-            kw.setdefault("clamp", flag("clamp", bool(mods.get("clamp"))))
-            kw["neg"] = tuple(neg)
-            omod = [flag(n, bool(mods.get("omod"))) for n in ("mul:2", "mul:4", "div:2")]
-            for i, name in enumerate(("mul", "div")):
-                pass
-            v, c = take("mul")
-            if v is not None:
-                if v not in ("2", "4") or not mods.get("omod"):
-                    raise _Fail("bad output modifier", c)
-                kw["omod"] = 1 if v == "2" else 2
-            v, c = take("div")
-            if v is not None:
-                if v != "2" or not mods.get("omod"):
-                    raise _Fail("bad output modifier", c)
-                kw["omod"] = 3
-            del omod
-        elif enc == "VOP3P":
-            n = 3 if "wmma" in info.op else nsrc
-            default_hi = bool(mods.get("op_sel_hi_default", 1))
-            sel = bits("op_sel", n) if mods.get("op_sel") else None
-            hi = bits("op_sel_hi", n) if mods.get("op_sel_hi") else None
-            nl = bits("neg_lo", n) if mods.get("neg") and not mods.get("mix") else None
-            nh = bits("neg_hi", n) if mods.get("neg_hi") and not mods.get("mix") else None
-            pad = lambda v, d: tuple((v or [])[:3]) + (d,) * (3 - len(v or []))  # noqa: E731
-            kw.update(op_sel=pad(sel, False) + (False,), op_sel_hi=pad(hi, default_hi) if hi else (default_hi,) * 3,
-                      clamp=flag("clamp", bool(mods.get("clamp"))))
-            if mods.get("mix"):
-                kw.update(neg=tuple(neg), neg_hi=tuple(abs_))
-            else:
-                kw.update(neg=pad(nl, False), neg_hi=pad(nh, False))
-        elif enc in ("VOP1", "VOP2", "VOPC"):
-            kw.update(neg=tuple(neg), abs=tuple(abs_))
-            if any(opsel):
-                kw["op_sel"] = tuple(opsel)
-        elif enc == "SMEM":
-            so = operands.get("soffset")
-            if so is not None and so.kind == "imm":
-                operands["soffset"] = Operand("sgpr", 124)
-                kw["offset"] = so.value
-                if "offset" in left:
-                    raise _Fail("two offsets", left["offset"][1])
-            elif "offset" in left:
-                kw["offset"] = intval("offset", -(1 << 20), (1 << 20) - 1)
-            kw.update(glc=flag("glc"), dlc=flag("dlc"))
-            if kw.get("offset", 0) and not -(1 << 20) <= kw["offset"] < 1 << 20:
-                raise _Fail("offset out of range", col)
-        elif enc in ("FLAT", "GLOBAL", "SCRATCH"):
-            lo, hi = (0, 4095) if enc == "FLAT" else (-4096, 4095)
-            kw.update(offset=intval("offset", lo, hi), glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
-            if enc == "GLOBAL" and "vaddr" in operands:
-                want = 1 if "saddr" in operands else 2
-                if operands["vaddr"].count != want:
-                    raise _Fail(f"vaddr must be {want} VGPR(s) {'with' if want == 1 else 'without'} saddr", col)
-            if enc == "SCRATCH":
-                extra["sve"] = int("vaddr" in operands)
-        elif enc == "DS":
-            if "2addr" in info.op:
-                o0, o1 = intval("offset0", 0, 255), intval("offset1", 0, 255)
-            else:
-                v, c = take("offset")
-                if v is None:
-                    off = 0
-                else:
-                    try:
-                        off = (sopp_imm.parse_swizzle(v) if info.op == "ds_swizzle_b32" else sopp_imm.parse_int(v))
-                    except sopp_imm.ImmError as e:
-                        raise _Fail(str(e), c) from None
-                    if not 0 <= off <= 0xFFFF:
-                        raise _Fail("offset out of range", c)
-                o0, o1 = off & 0xFF, off >> 8
-            kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=flag("gds"))
-        elif enc in ("MUBUF", "MTBUF"):
-            if enc == "MTBUF":
-                v, c = take("format")
-                if v is None:
-                    extra["format"] = 1
-                else:
-                    by_text = {t: i for i, t in self.table.buf_format.items() if t}
-                    if v in by_text:
-                        extra["format"] = by_text[v]
-                    else:
-                        try:
-                            extra["format"] = sopp_imm.parse_int(v)
-                        except sopp_imm.ImmError:
-                            raise _Fail(f"unknown format {v!r}", c) from None
-                        if not 0 <= extra["format"] < 128:
-                            raise _Fail("format out of range", c)
-            extra["idxen"], extra["offen"] = int(flag("idxen")), int(flag("offen"))
-            kw["offset"] = intval("offset", 0, 4095)
-            kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
-            extra["tfe"] = int(flag("tfe"))
-            va = operands.get("vaddr")
-            need = extra["idxen"] + extra["offen"]
-            if (va.count if va else 0) != need:
-                raise _Fail(f"vaddr must be {need} VGPR(s) for idxen/offen" if need else "vaddr must be off", col)
-            for s in info.slots:   # TFE adds a status dword to the data registers
-                o = operands.get(s.role)
-                if s.role in ("vdst", "vdata") and o is not None:
-                    if o.count != s.count + extra["tfe"]:
-                        raise _Fail(f"{s.role} needs {s.count + extra['tfe']} registers", col)
-                    operands[s.role] = Operand(o.kind, o.index, s.count)
-        dpp = self._dpp(info, left, col)
-        if dpp is not None:
-            kw["dpp"] = dpp
-        if left:
-            name, (v, c) = next(iter(left.items()))
-            raise _Fail(f"modifier {name!r} not valid for {info.name}", c)
-        if extra:
-            kw["extra"] = extra
-        if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD") and dpp is None and (any(neg) or any(abs_)) and \
-                enc in ("VOP1", "VOP2", "VOPC"):
-            raise _Fail("source modifiers need the e64 or DPP form", col)
-        return Inst(info.op, enc, info.opcode, 0, operands, **kw)
-
-    def _dpp(self, info: OpInfo, left: dict, col: int) -> Dpp | None:
-        def pop(name):
-            return left.pop(name, (None, col))
-
-        v, c = pop("dpp8")
-        if v is not None:
-            m = re.fullmatch(r"\[([0-7](?:,[0-7]){7})\]", v)
-            if not m or "dpp8" not in info.dpp:
-                raise _Fail("bad dpp8 selector", c)
-            fi, fc = pop("fi")
-            return Dpp("dpp8", sel=tuple(int(x) for x in m.group(1).split(",")), fi=fi == "1")
-        ctrl = None
-        v, c = pop("quad_perm")
-        if v is not None:
-            m = re.fullmatch(r"\[([0-3]),([0-3]),([0-3]),([0-3])\]", v)
-            if not m:
-                raise _Fail("bad quad_perm", c)
-            ctrl = sum(int(x) << (2 * i) for i, x in enumerate(m.groups()))
-        for name, base in _DPP_CTRL.items():
-            v, c = pop(name)
-            if v is not None:
-                if ctrl is not None:
-                    raise _Fail("two DPP controls", c)
-                try:
-                    n = sopp_imm.parse_int(v)
-                except sopp_imm.ImmError as e:
-                    raise _Fail(str(e), c) from None
-                lo = 0 if name in ("row_share", "row_xmask") else 1
-                if not lo <= n <= 15:
-                    raise _Fail(f"{name} out of range", c)
-                ctrl = base + n
-        for name, code in (("row_mirror", 0x140), ("row_half_mirror", 0x141)):
-            v, c = pop(name)
-            if v is not None:
-                if v != "" or ctrl is not None:
-                    raise _Fail(f"bad {name}", c)
-                ctrl = code
-        if ctrl is None:
-            return None
-        if "dpp16" not in info.dpp:
-            raise _Fail("no DPP16 form", col)
-        masks = {}
-        for name in ("row_mask", "bank_mask"):
-            v, c = pop(name)
-            try:
-                masks[name] = 0xF if v is None else sopp_imm.parse_int(v)
-            except sopp_imm.ImmError as e:
-                raise _Fail(str(e), c) from None
-            if not 0 <= masks[name] <= 15:
-                raise _Fail(f"{name} out of range", c)
-        bc, bcc = pop("bound_ctrl")
-        if bc not in (None, "0", "1"):
-            raise _Fail("bound_ctrl takes 0 or 1", bcc)
-        fi, fic = pop("fi")
-        if fi not in (None, "0", "1"):
-            raise _Fail("fi takes 0 or 1", fic)
-        # LLVM reads both bound_ctrl:0 and bound_ctrl:1 as setting BOUND_CTRL (a legacy spelling).
-        return Dpp("dpp16", ctrl=ctrl, row_mask=masks["row_mask"], bank_mask=masks["bank_mask"],
-                   bound_ctrl=bc is not None, fi=fi == "1")
 
     # ---- VOPD -----------------------------------------------------------------------------------
     def _vopd(self, body: str, line: int, col0: int) -> Inst:
@@ -620,7 +397,7 @@ class Assembler:
                 raise AsmError(f"unknown VOPD instruction {mnemonic!r}", line, col)
             try:
                 inst, _ = self._match(info, False, rest.strip(), col + len(mnemonic) + 1)
-            except _Fail as e:
+            except Fail as e:
                 raise AsmError(str(e), line, e.col) from None
             halves.append(replace(inst, encoding="VOPD"))
         x, y = halves
@@ -629,15 +406,15 @@ class Assembler:
         return Inst("v_dual", "VOPD", x.opcode << 5 | y.opcode, 0, vopd=(x, y))
 
 
-_ASSEMBLERS: dict[str, Assembler] = {}
+_ASSEMBLERS: dict[tuple[str, bool], Assembler] = {}
 
 
-def assembler(arch: str) -> Assembler:
-    if arch not in _ASSEMBLERS:
-        _ASSEMBLERS[arch] = Assembler(arch)
-    return _ASSEMBLERS[arch]
+def assembler(arch: str, wave64: bool = False) -> Assembler:
+    if (arch, wave64) not in _ASSEMBLERS:
+        _ASSEMBLERS[(arch, wave64)] = Assembler(arch, wave64)
+    return _ASSEMBLERS[(arch, wave64)]
 
 
-def assemble(text: str, arch: str = "gfx1100") -> bytes:
+def assemble(text: str, arch: str = "gfx1100", wave64: bool = False) -> bytes:
     """Assemble LLVM-syntax text (one instruction per line, labels allowed); AsmError names line/column."""
-    return assembler(arch).assemble(text)
+    return assembler(arch, wave64).assemble(text)

@@ -10,6 +10,7 @@ Field semantics the emulator relies on (also in docs/isa.md):
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from gputwin.errors import IllegalInstruction
@@ -27,24 +28,66 @@ _SCALE = {"sbase": 2, "srsrc": 4}
 _F = FORMATS
 
 
-_SRC, _V, _S, _V16, _SRC16, _LIT, _IMP, _SKIP, _IMM = range(9)
-_CODES = {"src": _SRC, "ssrc": _SRC, "v": _V, "s": _S, "v16": _V16, "src16": _SRC16, "lit": _LIT, "imp": _IMP,
-          "off": _SKIP}
-_PLANS: dict[int, tuple] = {}
+_PLANS: dict[tuple[int, bool], tuple] = {}
 
 
-def _plan(slots: tuple[Slot, ...]) -> tuple:
-    """Slots flattened into tuples for the decode loop: (role, code, lo, mask, count, ptype, scale, w16)."""
-    plan = _PLANS.get(id(slots))
+def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
+    """Per slot (role, lo, mask, table): table[field value] is the ready Operand, or None for the rare
+    cases _slow handles (literals, reserved encodings). Built once per table entry."""
+    plan = _PLANS.get((id(slots), wave64))
     if plan is None:
         rows = []
         for s in slots:
-            code = _SKIP if s.role == "simm16" else _CODES.get(s.kind, _IMM)
-            lo, count = (_IMPLICIT[s.field] if code == _IMP else (s.lo, s.count))
-            rows.append((s.role, code, lo, (1 << s.width) - 1, count, s.ptype, _SCALE.get(s.field, 1),
-                         s.allowed[:1] == "w"))
-        plan = _PLANS[id(slots)] = (tuple(rows), slots)   # keep slots alive so the id stays unique
+            if wave64 and s.lanemask:   # wave64 lane masks are SGPR pairs (VCC instead of VCC_LO)
+                s = replace(s, count=2, field="=vcc" if s.field == "=vcc_lo" else s.field)
+            k, mask = s.kind, (1 << s.width) - 1
+            w16 = s.allowed[:1] == "w"
+            if s.role == "simm16" or k == "off":
+                continue
+            if k == "lit":
+                rows.append((s.role, 0, 0, (None,), 0))
+            elif k == "imp":
+                rows.append((s.role, 0, 0, (_reg("sgpr", *_IMPLICIT[s.field]),), -1))
+            elif k in ("src", "ssrc"):
+                t = _src_table(s.count, s.ptype)
+                rows.append((s.role, s.lo, mask, t[:384] + (None,) * 128 if w16 else t[:mask + 1], SRC_LITERAL))
+            elif k == "v":
+                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v, s.count) if not (w16 and v >= 128) else None
+                                                      for v in range(mask + 1)), -1))
+            elif k == "s":
+                scale = _SCALE.get(s.field, 1)
+                rows.append((s.role, s.lo, mask, tuple(_reg("sgpr", v * scale, s.count) for v in range(mask + 1)), -1))
+            elif k == "v16":
+                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v & 127, 1) for v in range(mask + 1)), -1))
+            elif k == "src16":
+                t = _src_table(1, s.ptype)
+                rows.append((s.role, s.lo, mask, tuple(t[v & ~128 if v >= 256 else v] for v in range(mask + 1)),
+                             SRC_LITERAL))
+            else:   # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
+                rows.append((s.role, s.lo, mask, tuple(Operand("imm", 0, 1, v) for v in range(mask + 1)), -1))
+        plan = _PLANS[(id(slots), wave64)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
     return plan[0]
+
+
+_LIT_FIELDS: dict[int, tuple] = {}
+
+
+def _lit_fields(slots: tuple[Slot, ...]) -> tuple:
+    """(lo, mask) of the source fields that may hold the literal code 255."""
+    got = _LIT_FIELDS.get(id(slots))
+    if got is None:
+        got = _LIT_FIELDS[id(slots)] = (tuple((s.lo, (1 << s.width) - 1) for s in slots
+                                              if s.kind in ("src", "ssrc", "src16")), slots)
+    return got[0]
+
+
+def _slow(role: str, v: int, lit_at: int, literal: int | None) -> Operand:
+    """The entries a plan table leaves None: the literal, or an encoding that is no operand."""
+    if v == lit_at:
+        return Operand("literal", 255, 1, literal)
+    if v >= 384 or lit_at < 0 and v >= 128:
+        raise _Illegal(f"{role} v{v & 255} is out of reach (16-bit e32 operands use v0..v127)")
+    raise _Illegal(f"{role}: source encoding {v} is reserved")
 
 
 def _sext(v: int, bits: int) -> int:
@@ -65,7 +108,29 @@ class _Illegal(Exception):
     pass
 
 
+_SRC_TABLES: dict[tuple[int, str | None], tuple] = {}
+
+
+def _src_table(count: int, ptype: str | None) -> tuple:
+    """Every 9-bit source encoding as its Operand (None: literal or reserved), per size and data type."""
+    table = _SRC_TABLES.get((count, ptype))
+    if table is None:
+        rows = []
+        for v in range(512):
+            try:
+                rows.append(None if v == SRC_LITERAL else _src_slow(v, count, ptype, None))
+            except _Illegal:
+                rows.append(None)
+        table = _SRC_TABLES[(count, ptype)] = tuple(rows)
+    return table
+
+
 def _src(v: int, count: int, ptype: str | None, literal: int | None) -> Operand:
+    op = _src_table(count, ptype)[v]
+    return op if op is not None else _src_slow(v, count, ptype, literal)
+
+
+def _src_slow(v: int, count: int, ptype: str | None, literal: int | None) -> Operand:
     if v >= 256:
         return _reg("vgpr", v - 256, count)
     if v < 128:
@@ -82,8 +147,9 @@ def _src(v: int, count: int, ptype: str | None, literal: int | None) -> Operand:
 class Decoder:
     """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable)."""
 
-    def __init__(self, arch: str):
+    def __init__(self, arch: str, wave64: bool = False):
         self.arch = arch
+        self.wave64 = wave64
         self.table: Table = load(arch)
         # Decoded instructions by their exact bytes, one dict per size (4, 8, 12): a hit costs a slice and
         # a lookup or two; code repeats words a lot (s_waitcnt, v_mov, address arithmetic).
@@ -148,40 +214,20 @@ class Decoder:
 
     def _operands(self, slots, word: int, literal: int | None, skip=()) -> dict[str, Operand]:
         ops: dict[str, Operand] = {}
-        for role, code, lo, mask, count, ptype, scale, w16 in _plan(slots):
-            if code == _SKIP or role in skip:
-                continue
-            if code == _LIT:
-                ops[role] = Operand("literal", 255, 1, literal)
-                continue
-            if code == _IMP:
-                ops[role] = _reg("sgpr", lo, count)
-                continue
+        for role, lo, mask, table, lit_at in _plan(slots, self.wave64):
             v = (word >> lo) & mask
-            if code == _SRC:
-                if w16 and v >= 384:
-                    raise _Illegal(f"{role} v{v - 256} is out of reach (16-bit e32 operands use v0..v127)")
-                ops[role] = _src(v, count, ptype, literal)
-            elif code == _V:
-                if w16 and v >= 128:
-                    raise _Illegal(f"{role} v{v} is out of reach (16-bit e32 operands use v0..v127)")
-                ops[role] = _reg("vgpr", v, count)
-            elif code == _S:
-                ops[role] = _reg("sgpr", v * scale, count)
-            elif code == _V16:
-                ops[role] = _reg("vgpr", v & 127, 1)
-            elif code == _SRC16:
-                ops[role] = _src(v & ~128 if v >= 256 else v, 1, ptype, literal)
-            else:   # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
-                ops[role] = Operand("imm", 0, 1, v)
+            op = table[v]
+            ops[role] = op if op is not None else _slow(role, v, lit_at, literal)
+        for role in skip:
+            ops.pop(role, None)
         return ops
 
     @staticmethod
     def _needs_literal(info: OpInfo, word: int) -> bool:
         if info.literal:
             return True
-        for s in info.slots:
-            if s.kind in ("src", "ssrc", "src16") and (word >> s.lo) & ((1 << s.width) - 1) == SRC_LITERAL:
+        for lo, mask in _lit_fields(info.slots):
+            if (word >> lo) & mask == SRC_LITERAL:
                 return True
         return False
 
@@ -270,7 +316,7 @@ class Decoder:
         info = self._info("VOP3", w >> 16 & 0x3FF)
         neg = (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1))
         kw = {"clamp": bool(w >> 15 & 1), "omod": w >> 59 & 3, "neg": neg}
-        hidden = hidden_vdst(info)
+        hidden = info.hidden_vdst
         if hidden >= 0 and w & 0xFF != hidden:   # VDST bits of an entry without a destination operand
             kw["extra"] = {"vdst": w & 0xFF}
         if info.enc == "VOP3SD":
@@ -358,27 +404,20 @@ class Decoder:
         return self._buf("MTBUF", w)
 
 
-def hidden_vdst(info: OpInfo) -> int:
-    """VDST of a VOP3 entry that prints no destination (v_cmpx_*_e64 write EXEC: LLVM encodes 126);
-    -1 when the entry has a destination operand."""
-    if any(s.field == "vdst" for s in info.slots):
-        return -1
-    return 126 if info.name.startswith("v_cmpx") else 0
-
-
 @lru_cache(maxsize=None)
-def decoder(arch: str) -> Decoder:
-    return Decoder(arch)
+def decoder(arch: str, wave64: bool = False) -> Decoder:
+    return Decoder(arch, wave64)
 
 
-def decode(data, arch: str = "gfx1100", offset: int = 0) -> Inst:
-    """Decode the instruction at `offset`; raises IllegalInstruction (pc=offset) for bytes that are none."""
-    return decoder(arch).decode(data, offset)
+def decode(data, arch: str = "gfx1100", offset: int = 0, wave64: bool = False) -> Inst:
+    """Decode the instruction at `offset`; raises IllegalInstruction (pc=offset) for bytes that are none.
+    wave64: lane-mask operands (VOPC/VOP3 SDST, carry in/out, v_cndmask's mask) are SGPR pairs."""
+    return decoder(arch, wave64).decode(data, offset)
 
 
-def decode_all(data, arch: str = "gfx1100") -> list[tuple[int, Inst]]:
+def decode_all(data, arch: str = "gfx1100", wave64: bool = False) -> list[tuple[int, Inst]]:
     """Decode a whole code blob from offset 0: [(offset, Inst), ...]."""
-    dec = decoder(arch)
+    dec = decoder(arch, wave64)
     data = bytes(data)
     out, off, n = [], 0, len(data)
     while off < n:

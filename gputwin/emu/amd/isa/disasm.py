@@ -85,9 +85,10 @@ class Printer:
     constant in a 16-bit integer operand (only reachable by writing a float) prints as the float, and
     s_version's immediate prints in hex."""
 
-    def __init__(self, arch: str, asm_style: bool = False):
+    def __init__(self, arch: str, asm_style: bool = False, wave64: bool = False):
         self.table: Table = load(arch)
         self.asm_style = asm_style
+        self.wave64 = wave64
 
     def info(self, inst: Inst) -> OpInfo:
         key = _TABLE_KEY.get(inst.encoding, inst.encoding)
@@ -124,7 +125,7 @@ class Printer:
                 continue
             op = ops.get(s.role)
             if s.kind == "imp":
-                texts.append(s.field[1:])
+                texts.append("vcc" if self.wave64 and s.lanemask else s.field[1:])
             elif s.kind == "off" and op is None:
                 texts.append("off")
             elif op is None:
@@ -264,23 +265,23 @@ class Printer:
         return (" glc" if inst.glc else "") + (" slc" if inst.slc else "") + (" dlc" if inst.dlc else "")
 
 
-_PRINTERS: dict[str, Printer] = {}
+_PRINTERS: dict[tuple[str, bool], Printer] = {}
 
 
-def printer(arch: str) -> Printer:
-    if arch not in _PRINTERS:
-        _PRINTERS[arch] = Printer(arch)
-    return _PRINTERS[arch]
+def printer(arch: str, wave64: bool = False) -> Printer:
+    if (arch, wave64) not in _PRINTERS:
+        _PRINTERS[(arch, wave64)] = Printer(arch, wave64=wave64)
+    return _PRINTERS[(arch, wave64)]
 
 
-def inst_text(inst: Inst, arch: str = "gfx1100") -> str:
+def inst_text(inst: Inst, arch: str = "gfx1100", wave64: bool = False) -> str:
     """One decoded instruction as LLVM prints it."""
-    return printer(arch).text(inst)
+    return printer(arch, wave64).text(inst)
 
 
-def disassemble(data, arch: str = "gfx1100") -> list[str]:
+def disassemble(data, arch: str = "gfx1100", wave64: bool = False) -> list[str]:
     """Bytes -> one line of LLVM assembly per instruction; IllegalInstruction names the bad offset."""
-    dec, pr = decoder(arch), printer(arch)
+    dec, pr = decoder(arch, wave64), printer(arch, wave64)
     out, off = [], 0
     while off < len(data):
         inst = dec.decode(data, off)

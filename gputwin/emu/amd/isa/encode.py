@@ -1,7 +1,6 @@
 """Inst -> bytes for RDNA3 (gfx11): the exact inverse of decode.py, driven by the same tables."""
 from __future__ import annotations
 
-from .decode import hidden_vdst
 from .inst import Inst, Operand
 from .rdna3_formats import FORMATS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .table import OpInfo, Table, load
@@ -53,7 +52,7 @@ class Encoder:
         if enc in ("SOPK", "SOPP") and inst.simm16 is not None:
             vals["simm16"] = inst.simm16 & 0xFFFF
         elif enc == "VOP3":
-            hidden = hidden_vdst(info)
+            hidden = info.hidden_vdst
             if hidden >= 0:
                 vals["vdst"] = inst.extra.get("vdst", hidden)
             vals.update(clamp=_b(inst.clamp), omod=inst.omod, abs=sum(_b(a) << i for i, a in enumerate(inst.abs)),

@@ -1,6 +1,7 @@
 """Loading the generated instruction tables (tables/<arch>.json, written by tools/gen_isa.py)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import pathlib
@@ -24,6 +25,7 @@ class Slot:
     ptype: str | None = None  # sources: data type constants are read and printed as (see operands.py)
     lo: int = 0
     width: int = 0
+    lanemask: bool = False    # a lane mask: one SGPR in wave32, a pair in wave64 (VCC_LO -> VCC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,16 +41,17 @@ class OpInfo:
     mods: dict
     dpp: tuple[str, ...]
     t16: bool = False     # has true16 (.l/.h) operands
+    hidden_vdst: int = -1  # VOP3 without a destination operand: the VDST value LLVM encodes (else -1)
 
 
-def _slots(fmt: Format, raw: list) -> tuple[Slot, ...]:
+def _slots(fmt: Format, raw: list, masks=()) -> tuple[Slot, ...]:
     out = []
-    for s in raw:
+    for i, s in enumerate(raw):
         role, field, count, kind = s[:4]
         allowed = s[4] if len(s) > 4 else ("vscl" if kind == "src" else "")
         ptype = s[5] if len(s) > 5 else ("b32" if kind == "src" else None)
         lo, width = fmt.fields.get(field, (0, 0))
-        out.append(Slot(role, field, count, kind, allowed, ptype, lo, width))
+        out.append(Slot(role, field, count, kind, allowed, ptype, lo, width, i in masks))
     return tuple(out)
 
 
@@ -75,9 +78,12 @@ def load(arch: str) -> Table:
         for opcode, e in ops.items():
             fmt = FORMATS["VOPD" if e["enc"] == "VOPD" else e["enc"] if e["enc"] in FORMATS else
                          "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
-            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"]),
+            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64", ())),
                           _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
                           tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]))
+            if e["enc"] == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):
+                # v_cmpx_*_e64 write EXEC and print no destination; LLVM encodes VDST = 126 (EXEC_LO).
+                info = dataclasses.replace(info, hidden_vdst=126 if e["name"].startswith("v_cmpx") else 0)
             group[int(opcode)] = info
             by_name.setdefault(e["name"], []).append(info)
     sym = doc["symbols"]

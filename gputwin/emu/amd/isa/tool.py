@@ -23,11 +23,11 @@ def show_encoding_line(text: str, code: bytes) -> str:
     return "\t" + text + " " * max(40 - len(text), 1) + encoding_comment(code)
 
 
-def asm(source: str, arch: str, out: TextIO, err: TextIO) -> int:
+def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) -> int:
     """Assemble; print each instruction as `<canonical asm> ; encoding: [...]`. Exit status 1 on errors
     (each reported as <file>:line:column: error: ...), like llvm-mc."""
-    a = assembler(arch)
-    pr = Printer(arch, asm_style=True)
+    a = assembler(arch, wave64)
+    pr = Printer(arch, asm_style=True, wave64=wave64)
     errors: list[AsmError] = []
     items = a.assemble_lines(source, errors)
     lines = source.splitlines()
@@ -39,7 +39,7 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO) -> int:
         off = 0
         while off < len(code):
             try:
-                inst = decoder(arch).decode(code, off)
+                inst = decoder(arch, wave64).decode(code, off)
                 text = pr.text(inst)
             except IllegalInstruction:   # .long data that is no instruction
                 inst, text = None, f".long {int.from_bytes(code[off:off + 4], 'little'):#010x}"
@@ -50,8 +50,8 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO) -> int:
 
 
 def _disasm_blob(code: bytes, arch: str, base: int, out: TextIO, err: TextIO, show_encoding: bool,
-                 where: str) -> int:
-    dec, pr = decoder(arch), printer(arch)
+                 where: str, wave64: bool) -> int:
+    dec, pr = decoder(arch, wave64), printer(arch, wave64)
     status, off = 0, 0
     while off < len(code):
         try:
@@ -69,7 +69,8 @@ def _disasm_blob(code: bytes, arch: str, base: int, out: TextIO, err: TextIO, sh
     return status
 
 
-def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
+def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False,
+           wave64: bool = False) -> int:
     """Input: lines of bytes as llvm-mc -disassemble reads them (0x01,0x05 0x00 ...; '#' or ';' comments).
     Undecodable words print as `.long 0x...` with an error naming the offset; exit status 1 then."""
     print("\t.text", file=out)
@@ -83,13 +84,14 @@ def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool
             status = 1
             continue
         code = bytes(int(t, 0) for t in tokens)
-        status |= _disasm_blob(code, arch, base, out, err, show_encoding, f"<stdin>:{n}")
+        status |= _disasm_blob(code, arch, base, out, err, show_encoding, f"<stdin>:{n}", wave64)
         base += len(code)
     return status
 
 
 def disasm_elf(image: bytes, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
-    """Every kernel of an HSA code object: a `name:` label, then its instructions."""
+    """Every kernel of an HSA code object: a `name:` label, then its instructions (wave32 or wave64 as
+    the kernel descriptor says)."""
     from gputwin.abi.code_object import CodeObject
 
     co = CodeObject.parse(image)
@@ -105,5 +107,6 @@ def disasm_elf(image: bytes, arch: str, out: TextIO, err: TextIO, show_encoding:
         size = sizes.get(name) or seg.vaddr + seg.filesz - k.entry_offset
         start = seg.offset + k.entry_offset - seg.vaddr
         print(f"{name}:", file=out)
-        status |= _disasm_blob(image[start:start + size], arch, k.entry_offset, out, err, show_encoding, name)
+        status |= _disasm_blob(image[start:start + size], arch, k.entry_offset, out, err, show_encoding, name,
+                               not k.wave32)
     return status

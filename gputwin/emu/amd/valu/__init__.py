@@ -1,7 +1,7 @@
 """RDNA3 VALU semantics: `execute(group, inst)` runs one VOP1/VOP2/VOPC/VOP3/VOP3SD/VOP3P/VOPD
 instruction on every lane of a WaveGroup (docs/contracts.md, "Inside the RDNA3 emulator").
 
-Semantics are data: each family module contributes a table {mnemonic: Op}; `_run` does what is common
+Semantics are data: each family module contributes a table {mnemonic: Op}; `_fetch` / `_run_op` do what is common
 (operand fetch with DPP and modifiers, denormal flushing, NaN quieting, omod/clamp, write-back under
 EXEC, lane-mask results). docs/valu.md lists the rules and the decisions taken.
 """
@@ -21,6 +21,7 @@ EXEC_INDEX = 126
 OPS: dict[str, Op] = {}
 for _m in (arith, trans, fspecial, intops, cmp, cvt):
     OPS.update(_m.OPS)
+OPS.update(vopd.DOT16)
 _VOP3 = ("VOP3", "VOP3SD")
 
 
@@ -49,20 +50,17 @@ def execute(group, inst) -> None:
     prepare(inst)(group)
 
 
-def _k_roles(inst, k: str) -> tuple[str, str, str]:
-    """Roles of (src0, src1, K) for v_fmamk (D = S0*K + S1) / v_fmaak (D = S0*S1 + K)."""
-    extra = [r for r, o in inst.operands.items()
-             if o.kind == "literal" and r not in ("src0", "src1", "src2", "vdst")]
-    if extra:
-        return "src0", "src1", extra[0]
-    if "src2" not in inst.operands:
-        raise IllegalInstruction(f"{inst.op}: cannot find the literal K operand")
-    return ("src0", "src2", "src1") if k == "mk" else ("src0", "src1", "src2")
+def _k_roles(inst) -> tuple[str, str, str]:
+    """Roles of (src0, src1, K) for v_fmamk (D = S0*K + S1) / v_fmaak (D = S0*S1 + K): the decoder
+    names the literal K operand "k"."""
+    if "k" not in inst.operands:
+        raise IllegalInstruction(f"{inst.op}: missing the literal K operand")
+    return "src0", "src1", "k"
 
 
 def _plan(inst, op: Op):
     """Per-source (role, type, high half, format to flush or None, abs, neg), fixed per instruction."""
-    roles = _k_roles(inst, op.k) if op.k else ("src0", "src1", "src2")
+    roles = _k_roles(inst) if op.k else ("src0", "src1", "src2")
     vop3 = inst.encoding in _VOP3
     specs = []
     for i, typ in enumerate(op.srcs):

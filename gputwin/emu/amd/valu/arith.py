@@ -54,10 +54,6 @@ def _fma(f):
     return lambda c, a, b, d: fma_bits(c, a, b, d, f)
 
 
-def _neg(f):
-    return lambda x: x ^ f.sign
-
-
 def _dx9(f, mul_only: bool):
     """Legacy 'DX9' multiply: 0 * anything (inf and NaN included) is +0 before the add."""
     def fn(c, a, b, d=None):
@@ -143,8 +139,8 @@ def _table():
         ops[f"v_subrev_{n}"] = Op(lambda c, a, b, f=f: _add(f)(c, b, a ^ f.sign), two, n, fmt=f, directed=True)
         ops[f"v_fmac_{n}"] = Op(_fma(f), three, n, fmt=f, directed=True, acc=True)
         ops[f"v_fmamk_{n}"] = Op(lambda c, a, b, k, f=f: fma_bits(c, a, k, b, f), (n, n, n), n, fmt=f,
-                                 directed=True, k="mk")
-        ops[f"v_fmaak_{n}"] = Op(_fma(f), three, n, fmt=f, directed=True, k="ak")
+                                 directed=True, k=True)
+        ops[f"v_fmaak_{n}"] = Op(_fma(f), three, n, fmt=f, directed=True, k=True)
         for kind, fn in (("min3", _min3), ("max3", _max3), ("med3", _med3), ("minmax", _minmax),
                          ("maxmin", _maxmin)):
             ops[f"v_{kind}_{n}"] = Op(fn(f), three, n, fmt=None, nan=False)

@@ -156,7 +156,7 @@ def round_f64(x, f: Fmt, rmode: int = 0):
     sign = (xb >> np.uint64(63)).astype(np.uint64)
     e = ((xb >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
     man = xb & np.uint64((1 << 52) - 1)
-    sig = np.where(e > 0, man | np.uint64(1 << 52), man << np.uint64(1))   # f64 denormals: tiny anyway
+    sig = np.where(e > 0, man | np.uint64(1 << 52), man)           # f64 denormals: man * 2^-1074
     ue = np.where(e > 0, e - 1023, -1022)
     emin = 1 - f.bias
     shift = (52 - f.mbits) + np.maximum(emin - ue, 0)
@@ -211,9 +211,6 @@ class Mode:
 
     def round(self, f: Fmt) -> int:
         return self._round[f.name]
-
-    def denorm(self, f: Fmt) -> int:
-        return self._denorm[f.name]
 
     @property
     def dx10_clamp(self) -> bool:

@@ -1,6 +1,8 @@
-"""Float helpers that are not plain arithmetic: rounding to integral, fract, frexp, ldexp, and the
-division macro's v_div_scale / v_div_fmas / v_div_fixup (pseudocode of AMD's ISA guides)."""
+"""Float helpers that are not plain arithmetic: rounding to integral, fract, frexp, ldexp, the division
+macro's v_div_scale / v_div_fmas / v_div_fixup and v_trig_preop_f64 (pseudocode of AMD's ISA guides)."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -136,6 +138,36 @@ def _div_fixup(f: Fmt):
     return fn
 
 
+# --- v_trig_preop_f64: 53-bit windows of the binary fraction of 2/pi --------------------------------
+def _atan_inv(x: int, p: int) -> int:
+    """arctan(1/x) * 2^p by its alternating series, in integers."""
+    total, k, term = 0, 0, (1 << p) // x
+    while term:
+        total += term // (2 * k + 1) if k % 2 == 0 else -(term // (2 * k + 1))
+        term //= x * x
+        k += 1
+    return total
+
+
+@functools.cache
+def _two_over_pi_windows() -> np.ndarray:
+    """window[s] = bits 1200-s .. 1148-s of the 1201-bit fraction of 2/pi (zeros past its end)."""
+    p = 1300                                         # guard bits: the 1201-bit floor is exact
+    pi = 16 * _atan_inv(5, p) - 4 * _atan_inv(239, p)  # Machin's formula
+    frac = (1 << (1202 + p)) // pi                   # floor(2/pi * 2^1201)
+    wide, mask = frac << 2000, (1 << 53) - 1
+    return np.array([(wide >> (3148 - s)) & mask for s in range(3149)], np.uint64)
+
+
+def _trig_preop(c, a, b):
+    """Segment S1[4:0] of 2/pi, 53 bits, scaled for large S0 (Payne-Hanek reduction helper)."""
+    e = ((np.asarray(a, np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    shift = (np.asarray(b).astype(np.int64) & 31) * 53 + np.maximum(e - 1077, 0)
+    scale = -53 - shift + np.where(e >= 1968, 128, 0)
+    with np.errstate(**ERR):
+        return as_bits(np.ldexp(_two_over_pi_windows()[shift].astype(np.float64), scale), F64)
+
+
 def _table():
     ops = {}
     for f in (F16, F32, F64):
@@ -153,6 +185,7 @@ def _table():
     ops["v_ldexp_f32"] = Op(_ldexp(F32, np.int32), ("f32", "i32"), "f32", fmt=F32)
     ops["v_ldexp_f64"] = Op(_ldexp(F64, np.int32), ("f64", "i32"), "f64", fmt=F64)
     ops["v_ldexp_f16"] = Op(_ldexp(F16, np.int16), ("f16", "i16"), "f16", fmt=F16)
+    ops["v_trig_preop_f64"] = Op(_trig_preop, ("f64", "u32"), "f64", flush=False, nan=False)
     for f in (F32, F64):
         n = f.name
         ops[f"v_div_scale_{n}"] = Op(_div_scale(f), (n, n, n), n, out="v+mask", fmt=None, nan=False)

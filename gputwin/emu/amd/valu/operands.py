@@ -49,10 +49,6 @@ def inline_const(index: int, typ: str) -> int:
     raise IllegalInstruction(f"inline constant {index} is not modelled")
 
 
-def is_float(typ: str) -> bool:
-    return typ in FMTS
-
-
 def _half(v32, hi: bool):
     return ((v32 >> np.uint32(16)) if hi else v32).astype(np.uint16)
 
@@ -114,10 +110,11 @@ def apply_mods(v, typ: str, absv: bool, negv: bool):
     return v
 
 
-def write_vdst(group, inst, typ: str, value, mask, role: str = "vdst") -> None:
-    """Write a VGPR result (16-bit into one half, 64-bit into a pair), lanes where mask is set."""
-    op = inst.operands[role]
-    if op.kind == "sgpr":                    # v_readlane / v_readfirstlane style: one value per wave
+def write_vdst(group, inst, typ: str, value, mask) -> None:
+    """Write the result (16-bit into one half, 64-bit into a pair) to lanes where mask (None: EXEC) is set;
+    an SGPR destination (v_readlane / v_readfirstlane) takes one value per wave."""
+    op = inst.operands["vdst"]
+    if op.kind == "sgpr":
         group.set_sgpr(op.index, value)
         return
     if op.kind != "vgpr":

@@ -184,7 +184,7 @@ def execute(group, inst) -> None:
     if inst.dpp is not None:
         raise IllegalInstruction(f"{inst.op}: DPP on packed math is not modelled")
     mode = Mode.of(group.mode)
-    mask = group.exec
+    mask = None                                  # EXEC (the WaveGroup fast path)
     if inst.op in wmma.OPS:
         wmma.execute(group, inst, mode)
     elif inst.op in HALF:

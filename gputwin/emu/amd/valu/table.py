@@ -25,7 +25,7 @@ class Op:
     int_clamp: bool = False         # fn implements the clamp bit as integer saturation
     cin: str | None = None          # lane-mask input: "src2" (VCC in VOP2) or "vcc" (always VCC)
     acc: bool = False               # VOP2 mac form: src2 is the destination register
-    k: str | None = None            # role that receives the literal K of v_fmamk/v_fmaak
+    k: bool = False                 # v_fmamk / v_fmaak: sources are (src0, src1, literal K)
 
 
 @dataclass

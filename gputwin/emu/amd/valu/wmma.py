@@ -85,4 +85,4 @@ def execute(group, inst, mode: Mode) -> None:
         if acc in ("f16", "bf16"):
             old = group.vgpr(dst + j)
             v = (old & U32(0xFFFF)) | (v.astype(U32) << U32(16)) if hi else (old & U32(0xFFFF0000)) | v.astype(U32)
-        group.set_vgpr(dst + j, v, group.exec)
+        group.set_vgpr(dst + j, v)

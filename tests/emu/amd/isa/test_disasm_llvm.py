@@ -11,7 +11,7 @@ from gputwin.emu.amd.isa.decode import decode
 from gputwin.emu.amd.isa.disasm import disassemble, inst_text
 
 from .corpus import corpus
-from .oracle import require_llvm
+from .oracle import llvm_oracle, require_llvm
 
 CHUNK = 6000   # lines per llvm-mc process
 
@@ -56,3 +56,31 @@ def test_disassembly_matches_llvm_mc_text_exactly(valid_words):
 def test_disassemble_whole_blob_equals_per_instruction_text(valid_words):
     blob = b"".join(valid_words[:3000])
     assert disassemble(blob) == [inst_text(decode(w)) for w in valid_words[:3000]]
+
+
+def test_wave64_lane_masks_match_llvm_mc(valid_words):
+    """Wave64: lane-mask operands print as SGPR pairs / vcc (llvm-mc -mattr=+wavefrontsize64)."""
+    _, mc = require_llvm()
+    dis64 = llvm_oracle.Disassembler("gfx1100", wave64=True)
+    words = []
+    for w in valid_words:
+        size, text = dis64.dis(w)
+        if size == len(w) and "/*" not in text and "Warning" not in text:
+            words.append(w)
+    masked = [w for w in words if any(s.lanemask for s in _slots(decode(w)))]
+    assert len(masked) > 1000
+    out, err = mc([",".join(f"{b:#04x}" for b in w) for w in words[:CHUNK]], "gfx1100", disassemble=True,
+                  wave64=True)
+    want = [ln.split(";")[0].strip() for ln in out]
+    assert len(want) == len(words[:CHUNK]), err[:500]
+    got = [inst_text(decode(w, wave64=True), wave64=True) for w in words[:CHUNK]]
+    bad = [f"{w.hex()}: llvm {a!r} ours {b!r}" for w, a, b in zip(words, want, got) if a != b]
+    assert not bad, "\n".join(bad[:20])
+    assert any("vcc," in t or "s[" in t for t in got)
+
+
+def _slots(inst):
+    from gputwin.emu.amd.isa.disasm import printer
+    if inst.encoding == "VOPD":
+        return ()
+    return printer("gfx1100").info(inst).slots

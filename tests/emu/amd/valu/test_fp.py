@@ -20,7 +20,8 @@ def _interesting_f64(rng, n):
     sign = rng.integers(0, 2, n).astype(np.uint64) << np.uint64(63)
     x = (sign | (exp << np.uint64(52)) | mant).view(np.float64)
     ties = np.float64(1.0) + np.float64(2.0 ** -24)          # exactly halfway between two f32 values
-    return np.concatenate([x, [ties, -ties, 2.0 ** -150, 2.0 ** -149 * 1.5, 65520.0, 3.4028235e38 * 1.0000001]])
+    extra = [ties, -ties, 2.0 ** -150, 2.0 ** -149 * 1.5, 65520.0, 3.4028235e38 * 1.0000001, 5e-324, -1e-310, 0.0]
+    return np.concatenate([x, extra])
 
 
 @pytest.mark.parametrize("name", ["f32", "f16"])

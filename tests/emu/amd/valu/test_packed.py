@@ -104,6 +104,20 @@ def test_dot2_f32_f16_and_bf16():
     assert g.vgpr(5)[0, 0] == f32(9 + 0.25 + 1)
 
 
+def test_dot2_f16_f16_and_bf16_bf16_halves_by_op_sel():
+    g = group(1)
+    fill(g, 1, _pk(np.float16(1.5), np.float16(2.0)))
+    fill(g, 2, _pk(np.float16(4.0), np.float16(-0.25)))
+    fill(g, 3, np.uint32((int(f16(100.0)) << 16) | int(f16(1.0))))
+    fill(g, 0, np.uint32(0x0000BEEF))
+    execute(g, inst("v_dot2_f16_f16", vdst=V(0), src0=V(1), src1=V(2), src2=V(3), op_sel=(False, False, True, True)))
+    assert g.vgpr(0)[0, 0] == (int(f16(105.5)) << 16) | 0xBEEF
+    b = (bf16(3.0).astype(np.uint32) << 16) | bf16(0.5).astype(np.uint32)
+    fill(g, 4, b)
+    execute(g, inst("v_dot2_bf16_bf16", vdst=V(5), src0=V(4), src1=V(4), src2=C(242)))
+    assert g.vgpr(5)[0, 0] & 0xFFFF == int(bf16(10.25))
+
+
 @pytest.mark.parametrize("signed", [(False, False), (True, False), (True, True)])
 def test_dot4_iu8_signedness_from_neg_bits(signed):
     a = RNG.integers(0, 1 << 32, (1, 32), dtype=np.uint64).astype(np.uint32)
@@ -219,3 +233,55 @@ def test_vopd_fmaak_cndmask_and_dot2acc():
                     _half("v_add_nc_u32", vdst=V(7), src0=C(129), src1=V(4))))
     execute(g, d2)
     assert g.vgpr(4)[0, 0] == f32(5.5) and g.vgpr(7)[0, 0] == int(f32(0.5)) + 1
+
+
+def test_wmma_f16_result_in_selected_half_keeps_the_other():
+    a = RNG.standard_normal((16, 16)).astype(np.float16)
+    b = RNG.standard_normal((16, 16)).astype(np.float16)
+    c = RNG.standard_normal((16, 16)).astype(np.float16)
+    ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
+    lane = np.arange(32)
+    g = group(1)
+    for j in range(8):
+        fill(g, 8 + j, ra[:, j][None])
+        fill(g, 16 + j, rb[:, j][None])
+        cj = f16(c[2 * j + lane // 16, lane % 16]).astype(np.uint32)
+        fill(g, 24 + j, ((cj << 16) | 0x1234)[None])                # C in the high halves
+    execute(g, inst("v_wmma_f16_16x16x16_f16", "VOP3P", vdst=V(24, 8), src0=V(8, 8), src1=V(16, 8),
+                    src2=V(24, 8), op_sel=(False, False, True, False)))
+    exact = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+    want = np.array([[round_frac(Fraction(float(v)), 11, -14, 15) for v in row] for row in exact], np.float16)
+    for j in range(8):
+        got = g.vgpr(24 + j)[0]
+        np.testing.assert_array_equal(got >> 16, f16(want[2 * j + lane // 16, lane % 16]))
+        assert ((got & 0xFFFF) == 0x1234).all()
+
+
+def test_wmma_iu4_unsigned():
+    a = RNG.integers(0, 16, (16, 16))
+    b = RNG.integers(0, 16, (16, 16))
+    lane = np.arange(32)
+    nib = lambda m: (m.reshape(32, 2, 8) << (4 * np.arange(8))).sum(-1).astype(np.uint32)   # 8 K per VGPR
+    ra, rb = nib(a[lane % 16]), nib(b.T[lane % 16])
+    g = group(1)
+    for j in range(2):
+        fill(g, 8 + j, ra[:, j][None])
+        fill(g, 12 + j, rb[:, j][None])
+    for j in range(8):
+        fill(g, 24 + j, np.int32(-7))
+    execute(g, inst("v_wmma_i32_16x16x16_iu4", "VOP3P", vdst=V(0, 8), src0=V(8, 2), src1=V(12, 2), src2=V(24, 8)))
+    want = a @ b - 7
+    for j in range(8):
+        np.testing.assert_array_equal(g.vgpr(j)[0].view(np.int32), want[2 * j + lane // 16, lane % 16])
+
+
+def test_packed_ops_leave_inactive_lanes_untouched():
+    ex = np.zeros((1, 32), bool)
+    ex[0, 1::2] = True
+    g = group(1, exec_=ex)
+    fill(g, 0, np.uint32(0xCAFEF00D))
+    fill(g, 1, _pk(np.float16(1.0), np.float16(2.0)))
+    execute(g, inst("v_pk_mul_f16", "VOP3P", vdst=V(0), src0=V(1), src1=V(1)))
+    execute(g, inst("v_fma_mix_f32", "VOP3P", vdst=V(2), src0=V(1), src1=V(1), src2=V(1)))
+    np.testing.assert_array_equal(g.vgpr(0)[0], np.where(ex[0], _pk(np.float16(1.0), np.float16(4.0)), 0xCAFEF00D))
+    np.testing.assert_array_equal(g.vgpr(2)[0], np.where(ex[0], f32(2.0), 0))

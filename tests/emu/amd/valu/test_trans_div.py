@@ -151,3 +151,43 @@ def test_f64_division_macro_pieces():
     execute(g, inst("v_div_scale_f64", "VOP3SD", vdst=V(6, 2), sdst=S(VCC), src0=V(0, 2), src1=V(0, 2),
                     src2=V(0, 2)))
     assert u64(g, 6)[0, 0] == f64(1.0) and not g.lane_mask(VCC).any()
+
+
+def test_f64_round_to_integral_fract_frexp():
+    x = np.array([2.5, -2.5, 3.5, -1e-300, 4503599627370497.0, -0.0, 1e300, -7.25], np.float64)
+    g = group(1)
+    fill(g, 2, np.resize(x, 32))
+    for k, (op, ref) in enumerate((("v_trunc_f64", np.trunc), ("v_floor_f64", np.floor), ("v_ceil_f64", np.ceil),
+                                   ("v_rndne_f64", np.rint))):
+        execute(g, inst(op, "VOP1", vdst=V(10 + 2 * k, 2), src0=V(2, 2)))
+        np.testing.assert_array_equal(u64(g, 10 + 2 * k)[0, :8], ref(x).view(np.uint64), err_msg=op)
+    execute(g, inst("v_fract_f64", "VOP1", vdst=V(20, 2), src0=V(2, 2)))
+    want = np.minimum(x - np.floor(x), np.nextafter(1.0, 0.0))
+    np.testing.assert_array_equal(u64(g, 20)[0, :8], want.view(np.uint64))
+    execute(g, inst("v_frexp_mant_f64", "VOP1", vdst=V(22, 2), src0=V(2, 2)))
+    execute(g, inst("v_frexp_exp_i32_f64", "VOP1", vdst=V(24), src0=V(2, 2)))
+    m, e = np.frexp(x)
+    np.testing.assert_array_equal(u64(g, 22)[0, :8], m.view(np.uint64))
+    np.testing.assert_array_equal(g.vgpr(24)[0, :8].view(np.int32), e)
+
+
+# the first 288 bits of 2/pi as 24-bit words (the classic published table used by fdlibm's reduction)
+TWO_OVER_PI_24 = [0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163,
+                  0xABDEBB, 0xC561B7, 0x246E3A]
+
+
+def test_trig_preop_segments_of_two_over_pi():
+    bits = 0
+    for w in TWO_OVER_PI_24:
+        bits = (bits << 24) | w                     # 288-bit prefix of the fraction
+    g = group(1)
+    fill(g, 2, np.resize(np.array([1.0, 1.0, 1.0, 1.0, 1.0, 2.0 ** 60], np.float64), 32))
+    fill(g, 4, np.resize(np.array([0, 1, 2, 3, 4, 0], np.uint32), 32))
+    execute(g, inst("v_trig_preop_f64", vdst=V(0, 2), src0=V(2, 2), src1=V(4)))
+    got = u64(g, 0)[0, :6].view(np.float64)
+    for seg in range(5):
+        window = (bits >> (288 - 53 * (seg + 1))) & ((1 << 53) - 1)
+        assert got[seg] == np.ldexp(float(window), -53 * (seg + 1)), seg
+    shift = 1083 - 1077                             # exponent of 2^60 is 1083: six more bits skipped
+    window = (bits >> (288 - 53 - shift)) & ((1 << 53) - 1)
+    assert got[5] == np.ldexp(float(window), -53 - shift)

@@ -1,0 +1,239 @@
+"""The trailing modifiers of an assembly line (clamp, omod, op_sel, neg_lo/hi, offsets, cache bits,
+MUBUF/MTBUF flags and format, DPP16/DPP8 controls), checked against what the table entry has."""
+from __future__ import annotations
+
+import re
+
+from . import sopp_imm
+from .inst import Dpp, Inst, Operand
+from .table import OpInfo, Table
+
+
+class Fail(Exception):
+    """A bad line at column `col` (asm.py turns it into an AsmError with the line number)."""
+
+    def __init__(self, message: str, col: int):
+        super().__init__(message)
+        self.col = col
+
+
+DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0x150, "row_xmask": 0x160}
+SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
+
+
+def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
+    """The modifiers after the operands (clamp, omod, op_sel, offsets, cache bits, DPP...) into an Inst."""
+    enc, mods = info.enc, info.mods
+    left = dict(modmap)
+
+    def take(name):
+        return left.pop(name, (None, col))
+
+    def flag(name, allowed=True):
+        v, c = take(name)
+        if v is None:
+            return False
+        if v != "" or not allowed:
+            raise Fail(f"modifier {name!r} not allowed here", c)
+        return True
+
+    def intval(name, lo, hi, default=0):
+        v, c = take(name)
+        if v is None:
+            return default
+        try:
+            x = sopp_imm.parse_int(v)
+        except sopp_imm.ImmError as e:
+            raise Fail(str(e), c) from None
+        if not lo <= x <= hi:
+            raise Fail(f"{name} out of range", c)
+        return x
+
+    def bits(name, n):
+        v, c = take(name)
+        if v is None:
+            return None
+        m = re.fullmatch(r"\[([01](?:,[01])*)\]", v)
+        if not m or len(m.group(1).split(",")) != n:
+            raise Fail(f"{name} needs {n} values", c)
+        return [x == "1" for x in m.group(1).split(",")]
+
+    nsrc = sum(1 for s in info.slots if s.role in SRC_INDEX and s.kind != "imp")
+    if enc == "VOP3":
+        sel = bits("op_sel", mods.get("op_sel_n", 0)) if mods.get("op_sel") else None
+        if sel:
+            for bit, pos in enumerate(mods["op_sel_pos"]):
+                if pos >= 0:
+                    opsel[bit] = sel[pos]
+        kw.update(clamp=flag("clamp", bool(mods.get("clamp"))), abs=tuple(abs_), neg=tuple(neg), op_sel=tuple(opsel))
+    if enc in ("VOP3", "VOP3SD"):
+        kw.setdefault("clamp", flag("clamp", bool(mods.get("clamp"))))
+        kw["neg"] = tuple(neg)
+        v, c = take("mul")
+        if v is not None:
+            if v not in ("2", "4") or not mods.get("omod"):
+                raise Fail("bad output modifier", c)
+            kw["omod"] = 1 if v == "2" else 2
+        v, c = take("div")
+        if v is not None:
+            if v != "2" or not mods.get("omod"):
+                raise Fail("bad output modifier", c)
+            kw["omod"] = 3
+    elif enc == "VOP3P":
+        n = 3 if "wmma" in info.op else nsrc
+        default_hi = bool(mods.get("op_sel_hi_default", 1))
+        sel = bits("op_sel", n) if mods.get("op_sel") else None
+        hi = bits("op_sel_hi", n) if mods.get("op_sel_hi") else None
+        nl = bits("neg_lo", n) if mods.get("neg") and not mods.get("mix") else None
+        nh = bits("neg_hi", n) if mods.get("neg_hi") and not mods.get("mix") else None
+        pad = lambda v, d: tuple((v or [])[:3]) + (d,) * (3 - len(v or []))  # noqa: E731
+        kw.update(op_sel=pad(sel, False) + (False,), op_sel_hi=pad(hi, default_hi) if hi else (default_hi,) * 3,
+                  clamp=flag("clamp", bool(mods.get("clamp"))))
+        if mods.get("mix"):
+            kw.update(neg=tuple(neg), neg_hi=tuple(abs_))
+        else:
+            kw.update(neg=pad(nl, False), neg_hi=pad(nh, False))
+    elif enc in ("VOP1", "VOP2", "VOPC"):
+        kw.update(neg=tuple(neg), abs=tuple(abs_))
+        if any(opsel):
+            kw["op_sel"] = tuple(opsel)
+    elif enc == "SMEM":
+        so = operands.get("soffset")
+        if so is not None and so.kind == "imm":
+            operands["soffset"] = Operand("sgpr", 124)
+            kw["offset"] = so.value
+            if "offset" in left:
+                raise Fail("two offsets", left["offset"][1])
+        elif "offset" in left:
+            kw["offset"] = intval("offset", -(1 << 20), (1 << 20) - 1)
+        kw.update(glc=flag("glc"), dlc=flag("dlc"))
+        if kw.get("offset", 0) and not -(1 << 20) <= kw["offset"] < 1 << 20:
+            raise Fail("offset out of range", col)
+    elif enc in ("FLAT", "GLOBAL", "SCRATCH"):
+        lo, hi = (0, 4095) if enc == "FLAT" else (-4096, 4095)
+        kw.update(offset=intval("offset", lo, hi), glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
+        if enc == "GLOBAL" and "vaddr" in operands:
+            want = 1 if "saddr" in operands else 2
+            if operands["vaddr"].count != want:
+                raise Fail(f"vaddr must be {want} VGPR(s) {'with' if want == 1 else 'without'} saddr", col)
+        if enc == "SCRATCH":
+            extra["sve"] = int("vaddr" in operands)
+    elif enc == "DS":
+        if "2addr" in info.op:
+            o0, o1 = intval("offset0", 0, 255), intval("offset1", 0, 255)
+        else:
+            v, c = take("offset")
+            if v is None:
+                off = 0
+            else:
+                try:
+                    off = (sopp_imm.parse_swizzle(v) if info.op == "ds_swizzle_b32" else sopp_imm.parse_int(v))
+                except sopp_imm.ImmError as e:
+                    raise Fail(str(e), c) from None
+                if not 0 <= off <= 0xFFFF:
+                    raise Fail("offset out of range", c)
+            o0, o1 = off & 0xFF, off >> 8
+        kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=flag("gds"))
+    elif enc in ("MUBUF", "MTBUF"):
+        if enc == "MTBUF":
+            v, c = take("format")
+            if v is None:
+                extra["format"] = 1
+            else:
+                by_text = {t: i for i, t in table.buf_format.items() if t}
+                if v in by_text:
+                    extra["format"] = by_text[v]
+                else:
+                    try:
+                        extra["format"] = sopp_imm.parse_int(v)
+                    except sopp_imm.ImmError:
+                        raise Fail(f"unknown format {v!r}", c) from None
+                    if not 0 <= extra["format"] < 128:
+                        raise Fail("format out of range", c)
+        extra["idxen"], extra["offen"] = int(flag("idxen")), int(flag("offen"))
+        kw["offset"] = intval("offset", 0, 4095)
+        kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
+        extra["tfe"] = int(flag("tfe"))
+        va = operands.get("vaddr")
+        need = extra["idxen"] + extra["offen"]
+        if (va.count if va else 0) != need:
+            raise Fail(f"vaddr must be {need} VGPR(s) for idxen/offen" if need else "vaddr must be off", col)
+        for s in info.slots:   # TFE adds a status dword to the data registers
+            o = operands.get(s.role)
+            if s.role in ("vdst", "vdata") and o is not None:
+                if o.count != s.count + extra["tfe"]:
+                    raise Fail(f"{s.role} needs {s.count + extra['tfe']} registers", col)
+                operands[s.role] = Operand(o.kind, o.index, s.count)
+    dpp = parse_dpp(info, left, col)
+    if dpp is not None:
+        kw["dpp"] = dpp
+    if left:
+        name, (v, c) = next(iter(left.items()))
+        raise Fail(f"modifier {name!r} not valid for {info.name}", c)
+    if extra:
+        kw["extra"] = extra
+    if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD") and dpp is None and (any(neg) or any(abs_)) and \
+            enc in ("VOP1", "VOP2", "VOPC"):
+        raise Fail("source modifiers need the e64 or DPP form", col)
+    return Inst(info.op, enc, info.opcode, 0, operands, **kw)
+
+def parse_dpp(info: OpInfo, left: dict, col: int) -> Dpp | None:
+    """DPP16 / DPP8 controls (popped from `left`), or None."""
+    def pop(name):
+        return left.pop(name, (None, col))
+
+    v, c = pop("dpp8")
+    if v is not None:
+        m = re.fullmatch(r"\[([0-7](?:,[0-7]){7})\]", v)
+        if not m or "dpp8" not in info.dpp:
+            raise Fail("bad dpp8 selector", c)
+        fi, fc = pop("fi")
+        return Dpp("dpp8", sel=tuple(int(x) for x in m.group(1).split(",")), fi=fi == "1")
+    ctrl = None
+    v, c = pop("quad_perm")
+    if v is not None:
+        m = re.fullmatch(r"\[([0-3]),([0-3]),([0-3]),([0-3])\]", v)
+        if not m:
+            raise Fail("bad quad_perm", c)
+        ctrl = sum(int(x) << (2 * i) for i, x in enumerate(m.groups()))
+    for name, base in DPP_CTRL.items():
+        v, c = pop(name)
+        if v is not None:
+            if ctrl is not None:
+                raise Fail("two DPP controls", c)
+            try:
+                n = sopp_imm.parse_int(v)
+            except sopp_imm.ImmError as e:
+                raise Fail(str(e), c) from None
+            lo = 0 if name in ("row_share", "row_xmask") else 1
+            if not lo <= n <= 15:
+                raise Fail(f"{name} out of range", c)
+            ctrl = base + n
+    for name, code in (("row_mirror", 0x140), ("row_half_mirror", 0x141)):
+        v, c = pop(name)
+        if v is not None:
+            if v != "" or ctrl is not None:
+                raise Fail(f"bad {name}", c)
+            ctrl = code
+    if ctrl is None:
+        return None
+    if "dpp16" not in info.dpp:
+        raise Fail("no DPP16 form", col)
+    masks = {}
+    for name in ("row_mask", "bank_mask"):
+        v, c = pop(name)
+        try:
+            masks[name] = 0xF if v is None else sopp_imm.parse_int(v)
+        except sopp_imm.ImmError as e:
+            raise Fail(str(e), c) from None
+        if not 0 <= masks[name] <= 15:
+            raise Fail(f"{name} out of range", c)
+    bc, bcc = pop("bound_ctrl")
+    if bc not in (None, "0", "1"):
+        raise Fail("bound_ctrl takes 0 or 1", bcc)
+    fi, fic = pop("fi")
+    if fi not in (None, "0", "1"):
+        raise Fail("fi takes 0 or 1", fic)
+    # LLVM reads both bound_ctrl:0 and bound_ctrl:1 as setting BOUND_CTRL (a legacy spelling).
+    return Dpp("dpp16", ctrl=ctrl, row_mask=masks["row_mask"], bank_mask=masks["bank_mask"],
+               bound_ctrl=bc is not None, fi=fi == "1")
