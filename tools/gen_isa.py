@@ -83,14 +83,22 @@ class Sweeper:
             return 0, None
         return size, text.split(" ; Warning")[0]
 
-    def lane_masks(self, fmt_name: str, fixed: dict, e: dict, values: dict) -> list[int]:
-        """Slots that are lane masks: one SGPR in wave32, a pair in wave64 (VCC_LO -> VCC)."""
+    def wave64_slots(self, fmt_name: str, fixed: dict, e: dict, values: dict) -> dict[str, list]:
+        """Slots that differ in wave64: {index: [dwords, ptype]} (lane masks become SGPR pairs and VCC_LO
+        VCC; WMMA accumulators halve and read their constants differently)."""
         fmt = FORMATS[fmt_name]
         size, text = self.dis(word_bytes(fmt, fmt.pack(**values)) + TAIL, wave64=True)
         e64 = self.entry(fmt_name, fixed, text, size, values) if size else None
         if e64 is None or len(e64["slots"]) != len(e["slots"]):
             raise SystemExit(f"gen_isa: wave64 form of {e['name']} does not line up: {text!r}")
-        return [i for i, (a, b) in enumerate(zip(e["slots"], e64["slots"])) if a[2] != b[2] or a[1] != b[1]]
+        e64["probe"] = values
+        probe_types(_Wave64(self), fmt_name, e64)
+        out = {}
+        for i, (a, b) in enumerate(zip(e["slots"], e64["slots"])):
+            if a[2] != b[2] or a[1] != b[1] or (a[5:6] or [None]) != (b[5:6] or [None]):
+                out[str(i)] = [b[2], b[5] if len(b) > 5 else None]
+        return out
+
 
     def entry(self, fmt_name: str, fixed: dict, text: str, size: int, values: dict) -> dict | None:
         fmt = FORMATS[fmt_name]
@@ -141,6 +149,16 @@ class Sweeper:
                 "mods": mods}
 
 
+class _Wave64:
+    """The sweeper, disassembling as wave64."""
+
+    def __init__(self, sw: Sweeper):
+        self.sw = sw
+
+    def dis(self, data: bytes):
+        return self.sw.dis(data, wave64=True)
+
+
 def sweep(arch: str) -> dict:
     sw = Sweeper(arch)
     tables: dict[str, dict] = {}
@@ -165,8 +183,6 @@ def sweep(arch: str) -> dict:
                     s2, t2 = sw.dis(word_bytes(FORMATS["VOP3SD"], FORMATS["VOP3SD"].pack(**sd_vals)) + TAIL)
                     if s2 and ("s84" in t2 or "s[84:85]" in t2):
                         use_fmt, values, size, text = "VOP3SD", sd_vals, s2, t2
-                        if "sdst" not in PROBES.get("VOP3SD", {}):
-                            pass
                 e = sw.entry(use_fmt, fixed, text, size, values)
                 if e is None:
                     raise SystemExit(f"gen_isa: cannot map operands of {enc} op {op}: {text!r}")
@@ -178,15 +194,15 @@ def sweep(arch: str) -> dict:
                     if rtn is None:
                         raise SystemExit(f"gen_isa: cannot map the returning form of {e['name']}: {rt!r}")
                     e["rtn_slots"] = rtn["slots"]
-                if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3"):
-                    masks = sw.lane_masks(use_fmt, fixed, e, values)
-                    if masks:
-                        e["w64"] = masks
                 e["enc"] = use_fmt if use_fmt == "VOP3SD" else enc
                 e["probe"] = dict(values)
                 probe_types(sw, use_fmt, e)
                 probe_mods(sw, use_fmt, e)
                 del e["probe"]
+                if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
+                    w64 = sw.wave64_slots(use_fmt, fixed, e, values)
+                    if w64:
+                        e["w64"] = w64
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
     return tables, probe_symbols(sw)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from gputwin.emu.amd import lds, salu, smem, sopp, vmem
+from gputwin.emu.amd import lds, salu, smem, sopk, sopp, vmem
 from gputwin.errors import GpuFault, IllegalInstruction
 
 _VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
 _BUILDERS = {
-    "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": salu.build_sopk, "SOPC": salu.build_sopc,
+    "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": sopk.build, "SOPC": salu.build_sopc,
     "SOPP": sopp.build, "SMEM": smem.build, "DS": lds.build,
     "FLAT": vmem.build, "GLOBAL": vmem.build, "SCRATCH": vmem.build,
     "MUBUF": lambda inst: (lambda g: None) if inst.op in ("buffer_gl0_inv", "buffer_gl1_inv") else None,

@@ -1,4 +1,4 @@
-"""Scalar ALU semantics: SOP2, SOP1, SOPK and SOPC (per wave, vectorised over the waves of a group).
+"""Scalar ALU semantics: SOP2, SOP1 and SOPC (per wave, vectorised over the waves of a group).
 
 Each `build_*` turns one decoded instruction into a handler `h(group) -> control` (see executor.py):
 None to fall through, an int byte offset to jump to, or a control object. Semantics as data: the
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.emu.amd import hwreg
 from gputwin.emu.amd.control import Diverge
 from gputwin.emu.amd.scalar_ops import reader32, reader64
 from gputwin.errors import IllegalInstruction

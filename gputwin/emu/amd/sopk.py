@@ -10,7 +10,7 @@ from gputwin.errors import IllegalInstruction
 U32, U64 = np.uint32, np.uint64
 
 
-def build_sopk(inst):
+def build(inst):
     op = inst.op
     if inst.simm16 is None:
         raise IllegalInstruction(f"{op}: no 16-bit immediate decoded")
@@ -27,14 +27,14 @@ def build_sopk(inst):
         if op.endswith("_i32"):
             k = np.int32(simm.view(np.int32))
             def h(g):
-                g.scc = cmp(g.sgpr(dst.index).view(np.int32) if False else _i32(g.sgpr(dst.index)), k)
+                g.scc = cmp(g.sgpr(dst.index).view(np.int32), k)
         else:
             def h(g):
                 g.scc = cmp(g.sgpr(dst.index), uimm)
         return h
     if op == "s_addk_i32":
         def h(g):
-            d, scc = addg.sgpr(dst.index).view(np.int32) if False else _i32(g.sgpr(dst.index), np.full(g.n, simm, U32))
+            d, scc = add_i32(g.sgpr(dst.index), np.full(g.n, simm, U32))
             g.set_sgpr(dst.index, d)
             g.scc = scc
         return h

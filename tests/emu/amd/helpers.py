@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pathlib
 import shutil
 import subprocess
 import tempfile
@@ -14,10 +15,13 @@ import pytest
 from gputwin.emu.amd.dispatch import Context
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.program import Program
+from gputwin.emu.amd.standalone import Arena, load_kernel
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
 
 LLVM_MC = shutil.which("llvm-mc-19")
+FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "cl"
+M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 OBJCOPY = shutil.which("llvm-objcopy-19")
 
 
@@ -72,3 +76,18 @@ def run(text: str, *, n=2, wave64=False, sgprs=None, vgprs=None, exec_mask=None,
     ex.run([g])
     final = WaveGroup.merge(ended)            # groups ended separately or merged: restore wave order
     return final.take(np.argsort(final.waves))
+
+
+def kernel(obj: str, name: str, wave64: bool):
+    """(Arena, Kernel) for fixture code object `obj` (fixtures/amd/cl/obj[.w64].hsaco)."""
+    arena = Arena()
+    path = FIXTURES / (obj + (".w64" if wave64 else "") + ".hsaco")
+    return arena, load_kernel(arena, path.read_bytes(), name)
+
+
+def sgpr(g, i, wave=0) -> int:
+    return int(g.s[i, wave])
+
+
+def sgpr64(g, i, wave=0) -> int:
+    return sgpr(g, i, wave) | sgpr(g, i + 1, wave) << 32

@@ -7,7 +7,7 @@ import pytest
 from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
 from gputwin.emu.amd.standalone import Arena
 from gputwin.errors import GpuHang, IllegalInstruction, MemoryFault
-from tests.emu.amd.helpers import asm
+from tests.emu.amd.helpers import asm, kernel
 
 CODE = 0x40000
 
@@ -193,7 +193,6 @@ def test_bad_launch_shapes_are_rejected():
 
 def test_large_dispatches_run_in_batches_of_whole_workgroups(monkeypatch):
     import gputwin.emu.amd.dispatch as dispatch_mod
-    from tests.emu.amd.test_standalone import kernel
     monkeypatch.setattr(dispatch_mod, "MAX_BATCH_LANES", 512)      # two 256-item workgroups per batch
     arena, k = kernel("lds", "reduce_sum", False)
     x = np.random.default_rng(0).integers(0, 1000, 256 * 5).astype(np.uint32)
@@ -201,3 +200,19 @@ def test_large_dispatches_run_in_batches_of_whole_workgroups(monkeypatch):
     c = k(out, arena.alloc(x.nbytes, x), grid=(5, 1, 1), block=(256, 1, 1))
     assert (arena.array(out, np.uint32, 5) == x.reshape(5, 256).sum(axis=1)).all()
     assert c.waves == 5 * 8
+
+
+def test_watchdog_fires_while_divergent_groups_take_turns():
+    # waves 0 and 1 spin in two different loops forever; the scheduler alternates between them
+    text = """
+s_getreg_b32 s6, hwreg(HW_REG_HW_ID1, 0, 5)
+s_cmp_eq_u32 s6, 0
+s_cbranch_scc1 b
+a:
+s_nop 0
+s_branch a
+b:
+s_nop 0
+s_branch b"""
+    with pytest.raises(GpuHang):
+        run_dispatch(Arena().mem, dispatch(text, block=(64, 1, 1)), watchdog_s=0.2)

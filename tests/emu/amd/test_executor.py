@@ -96,3 +96,30 @@ def test_execz_branch_over_scalar_code_splits():
     Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append).run([g])
     final = WaveGroup.merge(ended)
     assert dict(zip(final.waves.tolist(), final.s[3].tolist())) == {0: 1, 1: 0}
+
+
+def test_a_spinning_wave_lets_the_wave_it_waits_for_progress():
+    # wave 0 spins (at a lower PC) until wave 1 sets a flag in LDS; wave 1's code sits after the loop
+    text = """
+s_getreg_b32 s6, hwreg(HW_REG_HW_ID1, 0, 5)
+v_mov_b32 v1, 0
+s_cmp_eq_u32 s6, 1
+s_cbranch_scc1 producer
+spin:
+ds_load_b32 v2, v1
+s_waitcnt lgkmcnt(0)
+v_readfirstlane_b32 s7, v2
+s_cmp_eq_u32 s7, 0
+s_cbranch_scc1 spin
+s_endpgm
+producer:
+v_mov_b32 v3, 9
+ds_store_b32 v1, v3
+s_endpgm
+"""
+    ctx = make_ctx(waves_per_group=2, nwg=1, lds_bytes=4)
+    g = WaveGroup(ctx, np.arange(2), np.zeros(2, np.int64), wave64=False, mode=0, pc=0)
+    g.set_exec(np.ones((2, 32), bool))
+    ended = []
+    Executor(ctx, Program(asm(text)), time.monotonic() + 20, on_end=ended.append).run([g])
+    assert sorted(w for e in ended for w in e.waves.tolist()) == [0, 1]

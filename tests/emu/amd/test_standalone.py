@@ -2,22 +2,14 @@
 rebuild script) run on the emulator in wave32 and wave64; results compared bit for bit with numpy."""
 from __future__ import annotations
 
-import pathlib
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from gputwin.emu.amd.standalone import Arena, load_kernel
+from tests.emu.amd.helpers import kernel
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "cl"
 WAVES = pytest.mark.parametrize("wave64", [False, True], ids=["wave32", "wave64"])
-
-
-def kernel(obj: str, name: str, wave64: bool):
-    arena = Arena()
-    path = FIXTURES / (obj + (".w64" if wave64 else "") + ".hsaco")
-    return arena, load_kernel(arena, path.read_bytes(), name)
 
 
 def bits(a):

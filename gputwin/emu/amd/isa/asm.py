@@ -226,8 +226,8 @@ class Assembler:
         extra: dict[str, int] = {}
         enc = info.enc
         for s, (tok, c) in zip(slots, ops):
-            if self.wave64 and s.lanemask and s.kind != "imp":
-                s = replace(s, count=2)   # wave64 lane masks are SGPR pairs
+            if self.wave64:
+                s = s.for_wave64()   # lane masks are SGPR pairs, WMMA accumulators half as long
             try:
                 p = parse_operand(tok) if s.kind not in ("waitcnt", "delay_alu", "depctr", "hwreg", "sendmsg",
                                                          "symbolic") else None
@@ -244,9 +244,8 @@ class Assembler:
                     raise Fail(str(e), c) from None
                 continue
             if s.kind == "imp":
-                want = "vcc" if self.wave64 and s.lanemask else s.field[1:]
-                if tok != want:
-                    raise Fail(f"expected {want}", c)
+                if tok != s.field[1:]:
+                    raise Fail(f"expected {s.field[1:]}", c)
                 continue
             if p.kind == "off" and (s.kind == "off" or s.role in ("saddr", "vaddr") and enc in ("GLOBAL", "SCRATCH")):
                 continue

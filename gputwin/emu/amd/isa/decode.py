@@ -10,7 +10,6 @@ Field semantics the emulator relies on (also in docs/isa.md):
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 
 from gputwin.errors import IllegalInstruction
@@ -38,8 +37,8 @@ def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
     if plan is None:
         rows = []
         for s in slots:
-            if wave64 and s.lanemask:   # wave64 lane masks are SGPR pairs (VCC instead of VCC_LO)
-                s = replace(s, count=2, field="=vcc" if s.field == "=vcc_lo" else s.field)
+            if wave64:
+                s = s.for_wave64()
             k, mask = s.kind, (1 << s.width) - 1
             w16 = s.allowed[:1] == "w"
             if s.role == "simm16" or k == "off":

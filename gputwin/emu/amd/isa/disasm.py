@@ -124,8 +124,10 @@ class Printer:
                     texts.append(self._imm16(s.kind, inst.simm16 & 0xFFFF))
                 continue
             op = ops.get(s.role)
+            if self.wave64:
+                s = s.for_wave64()
             if s.kind == "imp":
-                texts.append("vcc" if self.wave64 and s.lanemask else s.field[1:])
+                texts.append(s.field[1:])
             elif s.kind == "off" and op is None:
                 texts.append("off")
             elif op is None:

@@ -17,6 +17,15 @@ ARCHES = {"gfx1100": "rdna3"}
 @dataclass(frozen=True, slots=True)
 class Slot:
     """One printed operand: its Inst.operands role, the field it comes from and its size."""
+
+    def for_wave64(self) -> "Slot":
+        """This slot as wave64 code has it."""
+        if self.w64 is None:
+            return self
+        count, ptype = self.w64
+        field = "=vcc" if self.field == "=vcc_lo" else self.field
+        return dataclasses.replace(self, count=count, ptype=ptype or self.ptype, field=field, w64=None)
+
     role: str
     field: str            # format field, or "=vcc_lo" / "=literal" / "=off" for fixed text
     count: int            # dwords
@@ -25,7 +34,8 @@ class Slot:
     ptype: str | None = None  # sources: data type constants are read and printed as (see operands.py)
     lo: int = 0
     width: int = 0
-    lanemask: bool = False    # a lane mask: one SGPR in wave32, a pair in wave64 (VCC_LO -> VCC)
+    w64: tuple | None = None  # (dwords, ptype) in wave64 where they differ: lane masks (an SGPR pair,
+    #                           VCC for VCC_LO), WMMA accumulators (half as many VGPRs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +54,15 @@ class OpInfo:
     hidden_vdst: int = -1  # VOP3 without a destination operand: the VDST value LLVM encodes (else -1)
 
 
-def _slots(fmt: Format, raw: list, masks=()) -> tuple[Slot, ...]:
+def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
     out = []
     for i, s in enumerate(raw):
         role, field, count, kind = s[:4]
         allowed = s[4] if len(s) > 4 else ("vscl" if kind == "src" else "")
         ptype = s[5] if len(s) > 5 else ("b32" if kind == "src" else None)
         lo, width = fmt.fields.get(field, (0, 0))
-        out.append(Slot(role, field, count, kind, allowed, ptype, lo, width, i in masks))
+        wave64 = (w64 or {}).get(str(i))
+        out.append(Slot(role, field, count, kind, allowed, ptype, lo, width, tuple(wave64) if wave64 else None))
     return tuple(out)
 
 
@@ -78,7 +89,7 @@ def load(arch: str) -> Table:
         for opcode, e in ops.items():
             fmt = FORMATS["VOPD" if e["enc"] == "VOPD" else e["enc"] if e["enc"] in FORMATS else
                          "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
-            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64", ())),
+            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64")),
                           _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
                           tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]))
             if e["enc"] == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):

@@ -67,16 +67,16 @@ def test_wave64_lane_masks_match_llvm_mc(valid_words):
         size, text = dis64.dis(w)
         if size == len(w) and "/*" not in text and "Warning" not in text:
             words.append(w)
-    masked = [w for w in words if any(s.lanemask for s in _slots(decode(w)))]
+    masked = [w for w in words if any(s.w64 for s in _slots(decode(w)))]
     assert len(masked) > 1000
-    out, err = mc([",".join(f"{b:#04x}" for b in w) for w in words[:CHUNK]], "gfx1100", disassemble=True,
-                  wave64=True)
+    sample = (masked + words[::10])[:CHUNK]
+    out, err = mc([",".join(f"{b:#04x}" for b in w) for w in sample], "gfx1100", disassemble=True, wave64=True)
     want = [ln.split(";")[0].strip() for ln in out]
-    assert len(want) == len(words[:CHUNK]), err[:500]
-    got = [inst_text(decode(w, wave64=True), wave64=True) for w in words[:CHUNK]]
-    bad = [f"{w.hex()}: llvm {a!r} ours {b!r}" for w, a, b in zip(words, want, got) if a != b]
-    assert not bad, "\n".join(bad[:20])
-    assert any("vcc," in t or "s[" in t for t in got)
+    assert len(want) == len(sample), err[:500]
+    got = [inst_text(decode(w, wave64=True), wave64=True) for w in sample]
+    bad = [f"{w.hex()}: llvm {a!r} ours {b!r}" for w, a, b in zip(sample, want, got) if a != b]
+    assert not bad, f"{len(bad)} mismatches, e.g.\n" + "\n".join(bad[:20])
+    assert sum("vcc" in t and "vcc_lo" not in t for t in got) > 300
 
 
 def _slots(inst):

@@ -72,13 +72,15 @@ def test_cli_asm_reads_a_file(tmp_path, capsys):
 
 
 @pytest.mark.skipif(shutil.which("llvm-objdump-19") is None, reason="needs llvm-objdump-19 to compare with")
-@pytest.mark.parametrize("name", ["basic", "atomics", "divsqrt", "half", "lds"])
+@pytest.mark.parametrize("name", ["basic", "atomics", "divsqrt", "half", "lds", "basic.w64", "atomics.w64",
+                                  "divsqrt.w64", "half.w64", "lds.w64"])
 def test_elf_disassembly_matches_llvm_objdump(name):
     path = FIXTURES / f"{name}.hsaco"
+    mattr = ["--mattr=+wavefrontsize64"] if name.endswith("w64") else []
     rc, out, err = run(tool.disasm_elf, path.read_bytes(), "gfx1100")
     assert (rc, err) == (0, "")
     ours = _blocks(out.splitlines()[1:], lambda ln: ln[:-1] if ln.endswith(":") else None)
-    dump = subprocess.run(["llvm-objdump-19", "-d", "--no-show-raw-insn", "--mcpu=gfx1100", str(path)],
+    dump = subprocess.run(["llvm-objdump-19", "-d", "--no-show-raw-insn", "--mcpu=gfx1100", *mattr, str(path)],
                           capture_output=True, text=True).stdout
     theirs = _blocks([ln.split("//")[0] for ln in dump.splitlines()],
                      lambda ln: ln.split("<")[1].split(">")[0] if ln.endswith(">:") else None)
