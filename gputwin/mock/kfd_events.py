@@ -16,6 +16,7 @@ not change the outcome; an unsatisfied wait returns KFD_IOC_WAIT_RESULT_TIMEOUT 
 from __future__ import annotations
 
 import ctypes
+import logging
 import errno
 from dataclasses import dataclass, field
 
@@ -132,6 +133,9 @@ def wait_events(kfd, p: KfdProcess, a: k.kfd_ioctl_wait_events_args) -> None:
     kfd.kernel.copy_to_user(a.events_ptr, bytes(out))
 
 
+dmesg = logging.getLogger("gputwin.mock.kfd")
+
+
 # --- what the GPU reports --------------------------------------------------------------------------
 def on_gpu_event(kfd, node, event: GpuEvent) -> None:
     p = kfd.queue_owner.get(event.queue)
@@ -141,6 +145,8 @@ def on_gpu_event(kfd, node, event: GpuEvent) -> None:
         _interrupt(p, event.ctx_id)
         return
     kfd.faults.append((node.gpu_id, event))
+    # amdgpu's dmesg line: events only say "fault" or "reset", the log says which instruction or packet
+    dmesg.error("gpu_id %#x: %s on queue %s: %s", node.gpu_id, event.kind, event.queue.name, event.error)
     for ev in p.events.values():
         if event.kind == "memory_fault" and ev.type == k.KFD_IOC_EVENT_MEMORY:
             m = ev.data.memory_exception_data

@@ -179,7 +179,7 @@ def test_gpu_memory_fault_signals_memory_event_with_address_and_stops_the_queue(
     assert out.u32() == [9]
 
 
-def test_unknown_packet_signals_hw_exception(rig):
+def test_unknown_packet_signals_hw_exception(rig, caplog):
     hev = rig.event(k.KFD_IOC_EVENT_HW_EXCEPTION)
     q = rig.queue()
     q.submit(pm4.PACKET3(0xEE, 0), 0)
@@ -187,6 +187,7 @@ def test_unknown_packet_signals_hw_exception(rig):
     h = data[0].hw_exception_data
     assert result == k.KFD_IOC_WAIT_RESULT_COMPLETE and h.reset_cause == k.KFD_HW_EXCEPTION_GPU_HANG
     assert h.gpu_id == rig.gpu_id and "0xee" in str(rig.mock.faults[0][1].error)
+    assert any("0xee" in r.getMessage() and r.name == "gputwin.mock.kfd" for r in caplog.records)  # the dmesg line
 
 
 def test_after_a_fault_a_fresh_open_of_the_device_works():
