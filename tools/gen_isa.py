@@ -22,7 +22,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from gen_isa_probe import PROBES, TAIL, find_base, parse_reg, split_text, word_bytes  # noqa: E402
-from gen_isa_mods import probe_mods, probe_symbols, probe_types, probe_vopd  # noqa: E402
+from gen_isa_mods import probe_mods, probe_reject, probe_symbols, probe_types, probe_vopd  # noqa: E402
 from llvm_oracle import Disassembler  # noqa: E402
 
 from gputwin.emu.amd.isa.rdna3_formats import FLAT_SEGMENTS, FORMATS, TOP9  # noqa: E402
@@ -172,7 +172,10 @@ def sweep(arch: str) -> dict:
                 fixed = {"op": op} if seg is None else {"op": op, "seg": seg}
                 if TOP9[fmt.pack(**fixed) >> 23 & 0x1FF] != fmt_name:
                     continue
-                found = find_base(sw.dis, fmt, fixed, PROBES[fmt_name])
+                probes = PROBES[fmt_name]
+                if enc == "FLAT":   # FLAT proper has no SADDR: LLVM encodes 124 (off) there
+                    probes = dict(probes, saddr=[124])
+                found = find_base(sw.dis, fmt, fixed, probes)
                 if not found:
                     continue
                 values, size, text = found
@@ -198,6 +201,7 @@ def sweep(arch: str) -> dict:
                 e["probe"] = dict(values)
                 probe_types(sw, use_fmt, e)
                 probe_mods(sw, use_fmt, e)
+                probe_reject(sw, use_fmt, e)
                 del e["probe"]
                 if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
                     w64 = sw.wave64_slots(use_fmt, fixed, e, values)

@@ -89,6 +89,29 @@ _MOD_BITS = {
 }
 
 
+def probe_reject(sw, fmt_name: str, e: dict) -> None:
+    """Bits outside the opcode and operand fields that LLVM refuses when set (one at a time): the decoder
+    rejects words with any of them (reserved bits, modifiers the instruction does not have)."""
+    fmt = FORMATS[fmt_name]
+    values = dict(e["probe"])
+    base = fmt.pack(**values)
+    lo, width, _ = fmt.ident
+    used = ((1 << width) - 1) << lo
+    for name, (flo, fwidth) in fmt.fields.items():
+        if name in ("op", "seg") or any(sl[1] == name for sl in e["slots"]) or \
+                any(sl[1] == name for sl in e.get("rtn_slots", ())):
+            used |= ((1 << fwidth) - 1) << flo
+    reject = 0
+    for bit in range(fmt.size * 8):
+        if used >> bit & 1 or base >> bit & 1:   # only bits that are clear in a valid word
+            continue
+        size, _ = sw.dis(word_bytes(fmt, base ^ 1 << bit) + TAIL)
+        if not size:
+            reject |= 1 << bit
+    if reject:
+        e["reject"] = reject
+
+
 def probe_mods(sw, fmt_name: str, e: dict) -> None:
     """Which modifier bits LLVM accepts and prints for this instruction, and DPP support for VOP1/2/C/3."""
     values = dict(e["probe"])

@@ -16,12 +16,11 @@ import numpy as np
 
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
-from gputwin.emu.amd.program import Program, program_for
+from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
 from gputwin.errors import IllegalInstruction, MemoryFault
 
-CODE_WINDOW = 1 << 20          # bytes fetched from memory when code is given only by its address
 MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes ...
 MAX_BATCH_STATE_BYTES = 1 << 29  # ... and of at most this much VGPR (RSRC1 count) or scratch state
 LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
@@ -68,7 +67,6 @@ class Context:
     lds_bytes: int
     scratch: np.ndarray | None      # uint8 private scratch, (waves * lanes * scratch_bytes,) or None
     scratch_bytes: int
-    scratch_base: int | None
     first_wave: int                 # global id of the batch's first wave
     ended: np.ndarray = field(default=None)   # waves ended per workgroup of the batch
     steps: int = 0
@@ -86,14 +84,13 @@ def _mode(rsrc1: int) -> int:
     return ((rsrc1 >> 12) & 0xFF) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9 | ((rsrc1 >> 26) & 1) << 23
 
 
-def _fetch(mem: AddressSpace, d: Dispatch) -> Program:
+def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> Program:
     if d.code is not None:
-        return program_for(bytes(d.code))
+        return program_for(d.code, arch, d.wave64)
     region = mem.find(d.code_address)
     if region is None:
         raise MemoryFault("instruction fetch from unmapped address", address=d.code_address, pc=d.code_address)
-    start = d.code_address - region.base
-    return program_for(region.data[start:start + CODE_WINDOW].tobytes())
+    return program_at(region.data, d.code_address - region.base, arch, d.wave64)
 
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
@@ -104,8 +101,11 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     if watchdog_s is None:
         watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
     deadline = time.monotonic() + watchdog_s
-    prog = _fetch(mem, dispatch)
+    prog = _fetch(mem, dispatch, arch)
     d = dispatch
+    if d.scratch_base is not None and d.scratch_bytes_per_lane and mem.find(d.scratch_base) is None:
+        raise MemoryFault("scratch backing (COMPUTE_DISPATCH_SCRATCH_BASE) is not mapped", address=d.scratch_base,
+                          pc=d.code_address)
     gx, gy, gz = (int(v) for v in d.grid)
     bx, by, bz = (int(v) for v in d.block)
     if min(gx, gy, gz, bx, by, bz) < 1 or bx * by * bz > 1024:
@@ -114,13 +114,16 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     wpg = -(-(bx * by * bz) // lanes)
     nwg = gx * gy * gz
     vgprs = ((d.rsrc1 & 0x3F) + 1) * (4 if d.wave64 else 8)        # granulated VGPR count (gfx10+)
-    per_lane = max(4 * vgprs, int(d.scratch_bytes_per_lane) if d.scratch_base is None else 0)
+    per_lane = max(4 * vgprs, int(d.scratch_bytes_per_lane))
     batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
     counters = Counters()
-    for first in range(0, nwg, per_batch):
-        wgs = np.arange(first, min(nwg, first + per_batch))
-        counters += _run_batch(mem, d, prog, wgs, wpg, lanes, deadline)
+    try:
+        for first in range(0, nwg, per_batch):
+            wgs = np.arange(first, min(nwg, first + per_batch))
+            counters += _run_batch(mem, d, prog, wgs, wpg, lanes, deadline)
+    finally:
+        prog.snapshot()
     return counters
 
 
@@ -135,8 +138,8 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
     sbytes = int(d.scratch_bytes_per_lane)
     ctx = Context(mem=mem, code_address=d.code_address, waves_per_group=wpg, lanes=lanes,
                   lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
-                  scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes and d.scratch_base is None else None,
-                  scratch_bytes=sbytes, scratch_base=d.scratch_base, first_wave=int(wgs[0]) * wpg,
+                  scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
+                  scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
                   ended=np.zeros(nb, np.int64))
     local_wg = np.repeat(np.arange(nb), wpg)
     g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=_mode(d.rsrc1), pc=0)

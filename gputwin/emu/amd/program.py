@@ -1,9 +1,9 @@
-"""Decoded code objects: each instruction decoded once into a handler closure, cached by content.
+"""Decoded code objects: each instruction decoded once into a handler closure, then cached.
 
 A Program maps byte offsets to steps (handler, next offset, Inst). Instructions are decoded lazily the
 first time control reaches them, so code given only as an address (no known length) works, and bytes
-past the kernel (padding, data) are never decoded unless executed. Programs are cached by the bytes
-they were built from, so a second dispatch of the same code costs a dict lookup.
+past the kernel (padding, data) are never decoded unless executed. Code given as bytes is cached by
+content; code in memory by location, reused while the bytes decoded from it are unchanged.
 """
 from __future__ import annotations
 
@@ -79,11 +79,16 @@ def exec_inert(inst) -> bool:
 
 
 class Program:
-    """Steps by byte offset; `code` is the instruction bytes (None for a pre-decoded program)."""
+    """Steps by byte offset. `code` is the instruction bytes: a bytes object, or a live uint8 view of the
+    mapping the code sits in (then `snapshot()` / `matches()` tell whether it changed); None for a
+    pre-decoded program."""
 
-    def __init__(self, code: bytes | None, arch: str = "gfx1100", insts=None):
-        self.code, self.arch = code, arch
+    def __init__(self, code, arch: str = "gfx1100", insts=None, *, wave64: bool = False):
+        self.code, self.arch, self.wave64 = code, arch, wave64
         self.steps: dict[int, tuple] = {}
+        self.decoded_end = 0             # end of the furthest instruction decoded so far
+        self.origin = None               # the mapping array live code was taken from (program_at)
+        self._seen = b""                 # code bytes [0, len) as they were when last checked
         self._inert: dict[tuple[int, int], int | None] = {}
         for off, inst in insts or ():
             self.steps[off] = (build_handler(inst), off + inst.size, inst)
@@ -92,7 +97,17 @@ class Program:
         st = self.steps.get(pc)
         if st is None:
             st = self.steps[pc] = self._decode(pc)
+            self.decoded_end = max(self.decoded_end, st[1])
         return st
+
+    def matches(self) -> bool:
+        """Do the code bytes decoded so far still hold what was decoded (live code only)?"""
+        n = len(self._seen)
+        return bytes(self.code[:n]) == self._seen
+
+    def snapshot(self) -> None:
+        """Remember the decoded code bytes, for matches() at the next dispatch."""
+        self._seen = bytes(self.code[:self.decoded_end])
 
     def inert_run(self, start: int, end: int) -> int | None:
         """Instructions in [start, end) when that is straight-line code that waves with EXEC = 0 may
@@ -113,27 +128,46 @@ class Program:
             return (_raiser(IllegalInstruction(f"no instruction at code offset {pc:#x}")), pc, None)
         from gputwin.emu.amd.isa import decode
         try:
-            inst = decode(self.code, self.arch, pc)
+            inst = decode(self.code, self.arch, pc, wave64=self.wave64)
         except GpuFault as e:
             e.pc = None          # the decoder reports a code offset; the executor fills the address
             return (_raiser(e), pc, None)
         except Exception as e:  # the decoder's own errors: report the raw bytes, never crash
-            raw = self.code[pc:pc + 8].hex()
+            raw = bytes(self.code[pc:pc + 8]).hex()
             return (_raiser(IllegalInstruction(f"undecodable instruction bytes {raw}: {e}")), pc, None)
         return (build_handler(inst), pc + inst.size, inst)
 
 
-_CACHE: "OrderedDict[tuple[str, bytes], Program]" = OrderedDict()
+_CACHE: "OrderedDict[tuple, Program]" = OrderedDict()
 
 
-def program_for(code: bytes, arch: str = "gfx1100") -> Program:
-    """The cached Program for these bytes (decoded lazily, once)."""
-    key = (arch, code)
+def _cached(key, make) -> Program:
     p = _CACHE.get(key)
     if p is None:
-        p = _CACHE[key] = Program(code, arch)
+        p = _CACHE[key] = make()
         if len(_CACHE) > MAX_CACHED:
             _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(key)
+    return p
+
+
+def program_for(code: bytes, arch: str = "gfx1100", wave64: bool = False) -> Program:
+    """The cached Program for these code bytes (decoded lazily, once)."""
+    return _cached((arch, wave64, bytes(code)), lambda: Program(bytes(code), arch, wave64=wave64))
+
+
+def program_at(data, start: int, arch: str = "gfx1100", wave64: bool = False) -> Program:
+    """The cached Program for code at byte `start` of the mapping backed by uint8 array `data`.
+
+    Decoding reads the live mapping lazily; a cached Program is reused while the bytes it decoded are
+    unchanged (checked per dispatch, cost proportional to the kernel's size, not the mapping's)."""
+    key = (arch, wave64, id(data), start)
+    p = _CACHE.get(key)
+    if p is not None and p.origin is data and p.matches():
+        _CACHE.move_to_end(key)
+        return p
+    _CACHE.pop(key, None)
+    p = _cached(key, lambda: Program(data[start:], arch, wave64=wave64))
+    p.origin = data                  # the mapping's array: id() alone may be reused after an unmap
     return p

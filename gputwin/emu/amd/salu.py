@@ -245,6 +245,15 @@ _SAVEEXEC = {
 }
 
 
+def set_scc(g, value) -> None:
+    g.scc = np.broadcast_to(np.asarray(value, bool), (g.n,))
+
+
+def _wave_array(read):
+    """A reader whose constants are widened to one value per wave (for ops that reshape their input)."""
+    return lambda g: np.broadcast_to(read(g), (g.n,)).copy()
+
+
 def _writer(g_op, wide):
     """A function (group, value) writing a scalar destination operand."""
     if g_op is None:
@@ -276,7 +285,7 @@ def build_sop2(inst):
         d, scc = fn(ra(g), rb(g), g.scc)
         write(g, d)
         if scc is not None:
-            g.scc = np.asarray(scc, bool)
+            set_scc(g, scc)
     return h
 
 
@@ -288,7 +297,7 @@ def build_sopc(inst):
     ra, rb = _src(inst, "src0", w >= 1), _src(inst, "src1", w == 1)
 
     def h(g):
-        g.scc = np.asarray(fn(ra(g), rb(g)), bool)
+        set_scc(g, fn(ra(g), rb(g)))
     return h
 
 
@@ -296,13 +305,13 @@ def build_sop1(inst):
     op = inst.op
     if op in _SOP1:
         ws, wd, fn = _SOP1[op]
-        ra, write = _src(inst, "src0", ws), _writer(inst.operands.get("sdst"), wd)
+        ra, write = _wave_array(_src(inst, "src0", ws)), _writer(inst.operands.get("sdst"), wd)
 
         def h(g):
             d, scc = fn(ra(g), g.scc)
             write(g, d)
             if scc is not None:
-                g.scc = np.asarray(scc, bool)
+                set_scc(g, scc)
         return h
     if op in ("s_cmov_b32", "s_cmov_b64"):
         wide = op.endswith("64")
@@ -341,7 +350,7 @@ def _saveexec(inst, fn, wide, wrexec):
         new = fn(s, old)
         g.set_sgpr64(126, new) if wide else g.set_sgpr(126, new)
         write(g, new if wrexec else old)
-        g.scc = new != 0
+        set_scc(g, new != 0)
     return h
 
 

@@ -1,7 +1,8 @@
 """Scalar operand access shared by the core's instruction families (SALU, SMEM, VMEM, DS).
 
 `reader32(op)` / `reader64(op)` turn a decoded scalar source into a function of the group returning a
-per-wave uint32 / uint64 (n,) array, so operand decoding happens once at build time, not per step.
+per-wave uint32 / uint64 (n,) array (a numpy scalar for constants, which broadcasts), so operand
+decoding happens once at build time, not per step.
 """
 from __future__ import annotations
 
@@ -53,13 +54,13 @@ def reader32(op: Operand):
         return lambda g: g.sgpr(i)
     if op.kind in ("const", "literal"):
         c = np.uint32(const_value(op, False))
-        return lambda g: np.full(g.n, c, np.uint32)
+        return lambda g: c
     if op.kind == "special":
         i = op.index
         return lambda g: g.sgpr(i)
     if op.kind == "imm":
         c = np.uint32(op.value & 0xFFFFFFFF)
-        return lambda g: np.full(g.n, c, np.uint32)
+        return lambda g: c
     raise IllegalInstruction(f"scalar source of kind {op.kind!r} is not modelled")
 
 
@@ -69,7 +70,7 @@ def reader64(op: Operand, signed: bool = False):
         return lambda g: g.sgpr64(i)
     if op.kind in ("const", "literal", "imm"):
         c = np.uint64(const_value(op, True, signed) if op.kind != "imm" else op.value & ((1 << 64) - 1))
-        return lambda g: np.full(g.n, c, np.uint64)
+        return lambda g: c
     if op.kind == "special":
         i = op.index
         if i in (235, 236, 237, 238):  # apertures read as 64-bit: the full base / limit address

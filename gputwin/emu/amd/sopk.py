@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.amd import hwreg
-from gputwin.emu.amd.salu import CMP, add_i32
+from gputwin.emu.amd.salu import CMP, add_i32, set_scc
 from gputwin.errors import IllegalInstruction
 
 U32, U64 = np.uint32, np.uint64
@@ -27,16 +27,16 @@ def build(inst):
         if op.endswith("_i32"):
             k = np.int32(simm.view(np.int32))
             def h(g):
-                g.scc = cmp(g.sgpr(dst.index).view(np.int32), k)
+                set_scc(g, cmp(g.sgpr(dst.index).view(np.int32), k))
         else:
             def h(g):
-                g.scc = cmp(g.sgpr(dst.index), uimm)
+                set_scc(g, cmp(g.sgpr(dst.index), uimm))
         return h
     if op == "s_addk_i32":
         def h(g):
-            d, scc = add_i32(g.sgpr(dst.index), np.full(g.n, simm, U32))
+            d, scc = add_i32(g.sgpr(dst.index), simm)
             g.set_sgpr(dst.index, d)
-            g.scc = scc
+            set_scc(g, scc)
         return h
     if op == "s_mulk_i32":
         return lambda g: g.set_sgpr(dst.index, g.sgpr(dst.index) * simm)

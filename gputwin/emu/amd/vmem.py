@@ -6,8 +6,7 @@ Addresses (per lane, only EXEC lanes access memory):
 - FLAT: the 64-bit vaddr + offset, routed by aperture: the shared aperture reaches the workgroup's LDS,
   the private aperture the lane's scratch, anything else global memory.
 - SCRATCH: saddr (32-bit, when present) + vaddr (when SVE) + offset, an offset into the lane's private
-  scratch (scratch_bytes_per_lane). With Dispatch.scratch_base the lane's space lives in memory at
-  scratch_base + (wave * lanes + lane) * scratch_bytes_per_lane, else in emulator-private memory.
+  scratch (scratch_bytes_per_lane bytes of emulator memory per lane; see docs/emulator.md).
 Faults carry the first bad lane's address and its wave.
 """
 from __future__ import annotations
@@ -71,12 +70,9 @@ def _scratch_targets(g, offs: np.ndarray, lane_ids: np.ndarray, nbytes: int, wri
     if bad.any():
         raise MemoryFault(f"scratch access outside the {size} private bytes per lane",
                           address=int(offs[np.argmax(bad)]), write=write)
-    if ctx.scratch_base is None:
-        wave_local = lane_ids // ctx.lanes - (ctx.first_wave)
-        base = (wave_local * ctx.lanes + lane_ids % ctx.lanes) * size
-        return [(ctx.scratch, base + offs, None)]
-    addrs = (ctx.scratch_base + lane_ids * size + offs).astype(U64)
-    return _global_targets(g, addrs, nbytes, write)
+    wave_local = lane_ids // ctx.lanes - ctx.first_wave
+    base = (wave_local * ctx.lanes + lane_ids % ctx.lanes) * size
+    return [(ctx.scratch, base + offs, None)]
 
 
 def _lds_targets(g, offs, wg, nbytes):

@@ -5,10 +5,11 @@ Python-level step advances thousands of lanes. The group owns the register files
 - VGPRs: one uint32 (n, L) array per register, allocated on first write (unwritten registers read 0).
   Stored arrays are never modified in place (writes build a new array), so callers may keep or alias
   what `vgpr()` returns, and `set_vgpr` may keep the array it is given; both are marked read-only. A
-  register may be a broadcast view (a value per wave, or one for all), so do not assume contiguity.
-- The scalar operand space: a uint32 (128, n) array (row per operand, contiguous per-wave values) indexed by operand encoding (0..105 SGPRs, 106/107
-  VCC, 108..123 TTMP, 124 NULL, 125 M0, 126/127 EXEC). EXEC is also kept unpacked as a bool (n, L)
-  mask; both forms are updated together on every write.
+  register may be a broadcast view (a value per wave or lane, or one for all): do not assume contiguity.
+- The scalar operand space: a uint32 (128, n) array, one row (the values of all waves) per operand
+  encoding (0..105 SGPRs, 106/107 VCC, 108..123 TTMP, 124 NULL, 125 M0, 126/127 EXEC). EXEC is also
+  kept unpacked as a bool (n, L) mask; both forms are updated together on every write.
+- sgpr() also reads 251 vccz, 252 execz, 253 scc and the apertures 235..238 (src_shared_base...).
 - SCC as a bool (n,) array and MODE as one uint32 (uniform within a group; groups only merge when equal).
 
 This module is the contract with the VALU semantics (docs/contracts.md); keep its API stable.
@@ -71,7 +72,8 @@ class WaveGroup:
         return a
 
     def set_vgpr(self, reg: int, value, mask: np.ndarray | None = None) -> None:
-        """Write lanes where `mask` (default EXEC) is set; value is (n, L), (n, 1), (n,) -> per wave, or scalar.
+        """Write lanes where `mask` (default EXEC) is set; value broadcasts to (n, L) by numpy's rules:
+        (n, L), (n, 1) one value per wave, (L,) one value per lane, or a scalar.
 
         Values are bit patterns: 4-byte arrays (int32, float32) are reinterpreted, others converted with
         wrap-around. The group takes ownership of a full (n, L) uint32 array: the caller must not modify
@@ -80,11 +82,9 @@ class WaveGroup:
         if value.dtype != np.uint32:
             value = value.view(np.uint32) if value.dtype.itemsize == 4 and value.dtype.kind != "b" \
                 else value.astype(np.uint32)
-        if value.ndim == 1:
-            value = value[:, None]
         if mask is None or mask is self._exec:
             if self.exec_full:
-                # a per-wave or uniform value stays a broadcast view: registers are never written in place
+                # a per-wave, per-lane or uniform value stays a broadcast view (registers are never written in place)
                 self.put_vgpr(reg, np.broadcast_to(value, (self.n, self.lanes)))
                 return
             if self.exec_count == 0:
@@ -202,8 +202,10 @@ class WaveGroup:
         g.wg = np.concatenate([x.wg for x in groups])
         g.n = int(g.waves.size)
         g.s = np.concatenate([x.s for x in groups], axis=1)
-        g.v = [None if all(x.v[r] is None for x in groups) else _ro(np.concatenate([x.vgpr(r) for x in groups]))
-               for r in range(256)]
+        live = sorted({r for x in groups for r, a in enumerate(x.v) if a is not None})
+        g.v = [None] * 256
+        for r in live:
+            g.v[r] = _ro(np.concatenate([x.vgpr(r) for x in groups]))
         g.scc = np.concatenate([x.scc for x in groups])
         g._masks = {}
         g.set_exec(np.concatenate([x.exec for x in groups]))

@@ -50,7 +50,7 @@ def make_ctx(mem=None, *, waves_per_group=1, lanes=32, nwg=1, lds_bytes=0, scrat
     return Context(mem=mem or AddressSpace(), code_address=code_address, waves_per_group=waves_per_group,
                    lanes=lanes, lds=np.zeros(nwg * lds_bytes, np.uint8), lds_bytes=lds_bytes,
                    scratch=np.zeros(nwaves * lanes * scratch_bytes, np.uint8) if scratch_bytes else None,
-                   scratch_bytes=scratch_bytes, scratch_base=None, first_wave=0, ended=np.zeros(nwg, np.int64))
+                   scratch_bytes=scratch_bytes, first_wave=0, ended=np.zeros(nwg, np.int64))
 
 
 def run(text: str, *, n=2, wave64=False, sgprs=None, vgprs=None, exec_mask=None, scc=None, mem=None,
@@ -70,7 +70,7 @@ def run(text: str, *, n=2, wave64=False, sgprs=None, vgprs=None, exec_mask=None,
         g.set_vgpr(r, np.broadcast_to(np.asarray(v, np.uint32), (n, lanes)), mask=np.ones((n, lanes), bool))
     if scc is not None:
         g.scc = np.broadcast_to(np.asarray(scc, bool), (n,)).copy()
-    prog = Program(asm(text + "\ns_endpgm\n"))
+    prog = Program(asm(text + "\ns_endpgm\n"), wave64=wave64)
     ended = []
     ex = Executor(ctx, prog, time.monotonic() + watchdog_s, on_end=ended.append)
     ex.run([g])

@@ -216,3 +216,11 @@ s_nop 0
 s_branch b"""
     with pytest.raises(GpuHang):
         run_dispatch(Arena().mem, dispatch(text, block=(64, 1, 1)), watchdog_s=0.2)
+
+
+def test_scratch_backing_must_be_mapped_when_given():
+    text = "v_mov_b32 v1, 3\nscratch_store_b32 off, v1, off\nscratch_load_b32 v2, off, off"
+    with pytest.raises(MemoryFault, match="scratch backing"):
+        run_dispatch(Arena().mem, dispatch(text, scratch_bytes_per_lane=16, scratch_base=0x7000000))
+    arena = Arena()
+    run_dispatch(arena.mem, dispatch(text, scratch_bytes_per_lane=16, scratch_base=arena.alloc(4096)))

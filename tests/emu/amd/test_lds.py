@@ -58,7 +58,8 @@ ds_cmpstore_rtn_b32 v6, v1, v7, v8 offset:8
 ds_load_b32 v9, v1""", n=1, lds_bytes=16,
             vgprs={1: 0, 3: 2, 5: (LANE.view(np.int32) - 20).view(np.uint32), 7: LANE + 1, 8: LANE})
     assert (g.vgpr(2)[0] == 2 * LANE).all() and (g.vgpr(9)[0] == 64).all()
-    assert int(g.vgpr(4)[0, 0]) == 0 and (g.vgpr(4)[0].view(np.int32)[1:] == np.maximum(0, LANE[:-1].view(np.int32) - 20)).all()
+    running_max = np.maximum(0, LANE[:-1].view(np.int32) - 20)
+    assert int(g.vgpr(4)[0, 0]) == 0 and (g.vgpr(4)[0].view(np.int32)[1:] == running_max).all()
     # cmpstore: DATA0 is the new value, DATA1 the comparand: mem 0 -> 1 (lane 0), 1 -> 2 (lane 1), ...
     assert (g.vgpr(6)[0] == LANE).all()
 

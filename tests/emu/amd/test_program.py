@@ -16,11 +16,15 @@ def test_same_bytes_share_one_program_and_decode_lazily():
     assert program.program_for(code + b"\0\0\0\0") is not p
 
 
-def test_code_loaded_at_two_addresses_reuses_the_decode():
+def test_code_in_memory_is_reused_until_its_bytes_change():
     arena = Arena()
-    code = asm("s_nop 0\ns_endpgm")
-    a, b = arena.alloc(64, code), arena.alloc(64, code)
-    run_dispatch(arena.mem, Dispatch(code_address=a))
-    before = len(program._CACHE)
-    run_dispatch(arena.mem, Dispatch(code_address=b))
-    assert len(program._CACHE) == before
+    va = arena.alloc(4096, asm("s_nop 0\ns_endpgm"))
+    run_dispatch(arena.mem, Dispatch(code_address=va))
+    first = program.program_at(arena.mem.find(va).data, 0)
+    arena.mem.write(va + 64, b"\x01" * 64)                 # data after the code: the decode stays valid
+    run_dispatch(arena.mem, Dispatch(code_address=va))
+    assert program.program_at(arena.mem.find(va).data, 0) is first
+    out = arena.alloc(4)
+    arena.mem.write(va, asm("v_mov_b32 v1, 5\nv_mov_b32 v2, 0\nglobal_store_b32 v2, v1, s[0:1]\ns_endpgm"))
+    run_dispatch(arena.mem, Dispatch(code_address=va, user_sgprs=[out & 0xFFFFFFFF, out >> 32]))
+    assert arena.array(out, "<u4", 1)[0] == 5                # new code at the same address is decoded anew

@@ -256,3 +256,65 @@ def test_f16_arithmetic(wave64):
     expect = np.stack([x64 + y64, x64 * y64, x64 * y64 + x64, (x.astype(np.float32) - y).astype(np.float64)],
                       axis=1).astype(np.float16)
     assert (bits(got) == bits(expect)).all()
+
+
+@WAVES
+def test_byte_and_short_memory_with_sign_extension(wave64):
+    arena, k = kernel("memory", "bytes_shorts", wave64)
+    rng = np.random.default_rng(15)
+    n = 256
+    ib, is_ = rng.integers(-128, 128, n).astype(np.int8), rng.integers(-2**15, 2**15, n).astype(np.int16)
+    ob, os_ = arena.alloc(n), arena.alloc(2 * n)
+    k(ob, os_, arena.alloc(n, ib), arena.alloc(2 * n, is_), grid=(1, 1, 1), block=(256, 1, 1))
+    assert (arena.array(ob, np.uint8, n) == ((ib.astype(np.int32) * 3 + 1) & 0xFF)).all()
+    assert (arena.array(os_, np.int16, n) == ((is_ >> 1).astype(np.int32) + ib).astype(np.int16)).all()
+
+
+@WAVES
+def test_vector_and_struct_loads_and_stores(wave64):
+    arena, k = kernel("memory", "vectors", wave64)
+    n = 64
+    i4 = np.arange(4 * n, dtype=np.float32).reshape(n, 4)
+    i3 = -np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+    o4, o3 = arena.alloc(16 * n), arena.alloc(12 * n)
+    k(o4, o3, arena.alloc(16 * n, i4), arena.alloc(12 * n, i3), grid=(1, 1, 1), block=(64, 1, 1))
+    assert (arena.array(o4, np.float32, 4 * n).reshape(n, 4) == i4[:, ::-1]).all()
+    assert (arena.array(o3, np.float32, 3 * n).reshape(n, 3) == i3[:, [2, 0, 1]]).all()
+
+
+@WAVES
+def test_compare_and_swap_loops_for_float_and_64bit_atomics(wave64):
+    arena, k = kernel("memory", "atomics64", wave64)
+    rng = np.random.default_rng(16)
+    n = 256
+    fin = rng.integers(-100, 100, n).astype(np.float32)      # integers: every summation order is exact
+    lin = rng.integers(0, 2**62, n, dtype=np.uint64)
+    fsum, lsum, lmax = arena.alloc(4), arena.alloc(8), arena.alloc(8)
+    k(fsum, lsum, lmax, arena.alloc(4 * n, fin), arena.alloc(8 * n, lin), grid=(2, 1, 1), block=(128, 1, 1))
+    assert arena.array(fsum, np.float32, 1)[0] == fin.sum()
+    assert int(arena.array(lsum, np.uint64, 1)[0]) == sum(int(v) for v in lin) % 2**64
+    assert arena.array(lmax, np.uint64, 1)[0] == lin.max()
+
+
+@WAVES
+def test_cross_lane_bpermute_and_readfirstlane(wave64):
+    arena, k = kernel("memory", "crosslane", wave64)
+    n = 128
+    x = np.arange(n, dtype=np.int32) * 7 + 1
+    rot, first = arena.alloc(4 * n), arena.alloc(4 * n)
+    k(rot, first, arena.alloc(4 * n, x), grid=(1, 1, 1), block=(128, 1, 1))
+    lanes = 64 if wave64 else 32
+    lane = np.arange(n) % lanes
+    base = np.arange(n) - lane
+    mb = np.minimum(lane, 32)                                  # mbcnt_lo counts only the low 32 lanes
+    assert (arena.array(rot, np.int32, n) == x[base + ((mb + 1) & 31)]).all()
+    assert (arena.array(first, np.int32, n) == x[base]).all()
+
+
+@WAVES
+def test_barriers_inside_a_loop_with_a_2d_workgroup(wave64):
+    arena, k = kernel("memory", "transpose_rounds", wave64)
+    x = np.random.default_rng(17).integers(0, 1000, 256).astype(np.uint32)
+    out = arena.alloc(4 * 256)
+    k(out, arena.alloc(4 * 256, x), 3, grid=(1, 1, 1), block=(16, 16, 1))
+    assert (arena.array(out, np.uint32, 256).reshape(16, 16) == x.reshape(16, 16).T + 3).all()

@@ -103,8 +103,8 @@ flat_load_b32 v7, v[4:5]
 flat_load_b32 v8, v[2:3]
 s_waitcnt vmcnt(0) lgkmcnt(0)
 ds_load_b32 v9, v10""", n=1, lds_bytes=256, mem=arena.mem,
-            vgprs={2: (va + 4 * LANE.astype(np.uint64)) & 0xFFFFFFFF, 3: va >> 32, 4: lds_addr & 0xFFFFFFFF, 5: lds_addr >> 32,
-                   10: 4 * LANE})
+            vgprs={2: (va + 4 * LANE.astype(np.uint64)) & 0xFFFFFFFF, 3: va >> 32, 4: lds_addr & 0xFFFFFFFF,
+                   5: lds_addr >> 32, 10: 4 * LANE})
     assert (g.vgpr(7) == 0x77).all() and (g.vgpr(8) == LANE).all() and (g.vgpr(9) == 0x77).all()
 
 

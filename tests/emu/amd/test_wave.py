@@ -41,8 +41,10 @@ def test_set_vgpr_honours_exec_and_explicit_masks():
     assert g.vgpr(5)[0, :5].tolist() == [99, 99, 99, 99, 4]
     g.set_vgpr(5, 7, mask=np.eye(1, 32, 31, dtype=bool))
     assert g.vgpr(5)[0, 31] == 7 and g.vgpr(5)[0, 30] == 30
-    g.set_vgpr(6, np.array([3]))                              # one value per wave broadcasts to its lanes
+    g.set_vgpr(6, np.array([[3]]))                            # one value per wave broadcasts to its lanes
     assert g.vgpr(6)[0, :4].tolist() == [3, 3, 3, 3] and g.vgpr(6)[0, 4] == 0
+    g.set_vgpr(7, np.arange(32), mask=np.ones((1, 32), bool))  # one value per lane
+    assert g.vgpr(7)[0, 31] == 31
     assert not g.vgpr(5).flags.writeable                      # stored arrays are immutable
 
 

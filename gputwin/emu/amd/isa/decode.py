@@ -49,13 +49,18 @@ def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
                 rows.append((s.role, 0, 0, (_reg("sgpr", *_IMPLICIT[s.field]),), -1))
             elif k in ("src", "ssrc"):
                 t = _src_table(s.count, s.ptype)
+                if k == "ssrc":   # SALU sources: no LDS_DIRECT
+                    t = t[:254] + (None,) + t[255:256]
                 rows.append((s.role, s.lo, mask, t[:384] + (None,) * 128 if w16 else t[:mask + 1], SRC_LITERAL))
             elif k == "v":
-                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v, s.count) if not (w16 and v >= 128) else None
-                                                      for v in range(mask + 1)), -1))
+                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v, s.count) if not (w16 and v >= 128)
+                                                      and v + s.count <= 256 else None for v in range(mask + 1)), -1))
+            elif k == "s" and s.field == "soffset" and mask == 0xFF:   # MUBUF/MTBUF: an SGPR or inline constant
+                rows.append((s.role, s.lo, mask, _src_table(1, "b32")[:256], -1))
             elif k == "s":
                 scale = _SCALE.get(s.field, 1)
-                rows.append((s.role, s.lo, mask, tuple(_reg("sgpr", v * scale, s.count) for v in range(mask + 1)), -1))
+                rows.append((s.role, s.lo, mask, tuple(_reg("sgpr", v * scale, s.count) if _sgpr_ok(v * scale, s.count)
+                                                      else None for v in range(mask + 1)), -1))
             elif k == "v16":
                 rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v & 127, 1) for v in range(mask + 1)), -1))
             elif k == "src16":
@@ -80,13 +85,30 @@ def _lit_fields(slots: tuple[Slot, ...]) -> tuple:
     return got[0]
 
 
+def _sgpr_ok(index: int, count: int) -> bool:
+    """An SGPR range LLVM accepts: inside one register group and aligned (2 for pairs, 4 for more)."""
+    if count == 1:
+        return index < 128
+    align = 2 if count == 2 else 4
+    base = 108 if 108 <= index < 124 else 0
+    if (index - base) % align:
+        return False
+    return index + count <= 106 or 108 <= index and index + count <= 124 or count == 2 and index in (106, 124, 126)
+
+
 def _slow(role: str, v: int, lit_at: int, literal: int | None) -> Operand:
-    """The entries a plan table leaves None: the literal, or an encoding that is no operand."""
+    """The entries a plan table leaves None: the literal, or an encoding that is no operand here."""
     if v == lit_at:
         return Operand("literal", 255, 1, literal)
-    if v >= 384 or lit_at < 0 and v >= 128:
-        raise _Illegal(f"{role} v{v & 255} is out of reach (16-bit e32 operands use v0..v127)")
-    raise _Illegal(f"{role}: source encoding {v} is reserved")
+    if lit_at < 0:   # a VGPR or SGPR field
+        raise _Illegal(f"{role}: register {v} is out of range or misaligned for this operand "
+                       "(16-bit e32 operands reach v0..v127; ranges end at v255; SGPR ranges are aligned)")
+    if v >= 256:
+        raise _Illegal(f"{role}: v{v - 256} is out of reach (16-bit e32 operands reach v0..v127; "
+                       "ranges end at v255)")
+    if v < 128:
+        raise _Illegal(f"{role}: scalar register {v} is misaligned or out of range for its size")
+    raise _Illegal(f"{role}: source encoding {v} is reserved here")
 
 
 def _sext(v: int, bits: int) -> int:
@@ -117,7 +139,8 @@ def _src_table(count: int, ptype: str | None) -> tuple:
         rows = []
         for v in range(512):
             try:
-                rows.append(None if v == SRC_LITERAL else _src_slow(v, count, ptype, None))
+                ok = _sgpr_ok(v, count) if v < 128 else v < 256 or v - 256 + count <= 256
+                rows.append(None if v == SRC_LITERAL or not ok else _src_slow(v, count, ptype, None))
             except _Illegal:
                 rows.append(None)
         table = _SRC_TABLES[(count, ptype)] = tuple(rows)
@@ -178,10 +201,12 @@ class Decoder:
             bucket[key[:inst.size]] = inst
         return inst
 
-    def _info(self, enc: str, opcode: int) -> OpInfo:
+    def _info(self, enc: str, opcode: int, word: int) -> OpInfo:
         info = self.table.by_enc.get(enc, {}).get(opcode)
         if info is None:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
+        if word & info.reject:   # bits LLVM refuses for this instruction (reserved, absent modifiers)
+            raise _Illegal(f"{info.name} with reserved or unsupported bits {word & info.reject:#x} set")
         return info
 
     def _decode(self, b: bytes) -> Inst:
@@ -233,7 +258,7 @@ class Decoder:
     # ---- scalar ----------------------------------------------------------------------------------
     def _salu(self, fname: str, d0: int, b: bytes) -> Inst:
         fmt = _F[fname]
-        info = self._info(fname, fmt.get(d0, "op"))
+        info = self._info(fname, fmt.get(d0, "op"), d0)
         lit = self._literal(b, 4) if self._needs_literal(info, d0) else None
         ops = self._operands(info.slots, d0, lit)
         kw = {}
@@ -244,7 +269,7 @@ class Decoder:
 
     def _smem(self, w: int) -> Inst:
         fmt = _F["SMEM"]
-        info = self._info("SMEM", fmt.get(w, "op"))
+        info = self._info("SMEM", fmt.get(w, "op"), w)
         return Inst(info.op, "SMEM", info.opcode, 8, self._operands(info.slots, w, None),
                     offset=_sext(fmt.get(w, "offset"), 21), glc=bool(fmt.get(w, "glc")), dlc=bool(fmt.get(w, "dlc")))
 
@@ -262,7 +287,7 @@ class Decoder:
 
     def _valu32(self, fname: str, d0: int, b: bytes) -> Inst:
         fmt = _F[fname]
-        info = self._info(fname, fmt.get(d0, "op"))
+        info = self._info(fname, fmt.get(d0, "op"), d0)
         src0 = d0 & 0x1FF
         size, dpp, kw = 4, None, {}
         lit = None
@@ -312,7 +337,7 @@ class Decoder:
         return Inst(info.op, enc, info.opcode, size, ops, dpp=dpp, **kw)
 
     def _vop3(self, w: int, b: bytes) -> Inst:
-        info = self._info("VOP3", w >> 16 & 0x3FF)
+        info = self._info("VOP3", w >> 16 & 0x3FF, w)
         neg = (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1))
         kw = {"clamp": bool(w >> 15 & 1), "omod": w >> 59 & 3, "neg": neg}
         hidden = info.hidden_vdst
@@ -325,7 +350,7 @@ class Decoder:
         return self._vop3_common("VOP3", info, w, b, kw)
 
     def _vop3p(self, w: int, b: bytes) -> Inst:
-        info = self._info("VOP3P", w >> 16 & 0x7F)
+        info = self._info("VOP3P", w >> 16 & 0x7F, w)
         kw = {"clamp": bool(w >> 15 & 1),
               "neg": (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1)),
               "neg_hi": (bool(w >> 8 & 1), bool(w >> 9 & 1), bool(w >> 10 & 1)),
@@ -336,7 +361,7 @@ class Decoder:
     def _vopd(self, w: int, b: bytes) -> Inst:
         fmt = _F["VOPD"]
         opx, opy = fmt.get(w, "opx"), fmt.get(w, "opy")
-        x, y = self._info("VOPDX", opx), self._info("VOPDY", opy)
+        x, y = self._info("VOPDX", opx, 0), self._info("VOPDY", opy, 0)
         srcs = (fmt.get(w, "srcx0"), fmt.get(w, "srcy0"))
         lit = self._literal(b, 8) if x.literal or y.literal or SRC_LITERAL in srcs else None
         size = 8 if lit is None else 12
@@ -350,7 +375,7 @@ class Decoder:
 
     # ---- memory ----------------------------------------------------------------------------------
     def _ds(self, w: int) -> Inst:
-        info = self._info("DS", w >> 18 & 0xFF)
+        info = self._info("DS", w >> 18 & 0xFF, w)
         o0, o1 = w & 0xFF, w >> 8 & 0xFF
         return Inst(info.op, "DS", info.opcode, 8, self._operands(info.slots, w, None),
                     offset=o1 << 8 | o0, offset0=o0, offset1=o1, gds=bool(w >> 17 & 1))
@@ -360,7 +385,7 @@ class Decoder:
         enc = FLAT_SEGMENTS.get(fmt.get(w, "seg"))
         if enc is None:
             raise _Illegal("FLAT segment 3 is reserved")
-        info = self._info(enc, fmt.get(w, "op"))
+        info = self._info(enc, fmt.get(w, "op"), w)
         glc = bool(fmt.get(w, "glc"))
         slots = info.rtn_slots if glc and info.rtn_slots else info.slots
         saddr = fmt.get(w, "saddr")
@@ -377,20 +402,27 @@ class Decoder:
                     extra["addr"] = fmt.get(w, "addr")
         ops = self._operands(slots, w, None, skip)
         if enc == "GLOBAL" and saddr == 124 and "vaddr" in ops:
+            if ops["vaddr"].index == 255:
+                raise _Illegal("vaddr v[255:256] runs past v255")
             ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)   # no SGPR base: a 64-bit VGPR address
         return Inst(info.op, enc, info.opcode, 8, ops, offset=_sext(fmt.get(w, "offset"), 13), glc=glc,
                     slc=bool(fmt.get(w, "slc")), dlc=bool(fmt.get(w, "dlc")), extra=extra)
 
     def _buf(self, enc: str, w: int) -> Inst:
         fmt = _F[enc]
-        info = self._info(enc, fmt.get(w, "op"))
+        info = self._info(enc, fmt.get(w, "op"), w)
         ops = self._operands(info.slots, w, None)
         offen, idxen = fmt.get(w, "offen"), fmt.get(w, "idxen")
         if offen or idxen:
-            ops["vaddr"] = _reg("vgpr", fmt.get(w, "vaddr"), 2 if offen and idxen else 1)
-        soff = fmt.get(w, "soffset")
-        ops["soffset"] = _src(soff, 1, "b32", None) if soff >= 128 else _reg("sgpr", soff, 1)
-        extra = {"offen": offen, "idxen": idxen, "tfe": fmt.get(w, "tfe")}
+            va, n = fmt.get(w, "vaddr"), 2 if offen and idxen else 1
+            if va + n > 256:
+                raise _Illegal(f"vaddr v{va} (x{n}) runs past v255")
+            ops["vaddr"] = _reg("vgpr", va, n)
+        tfe = fmt.get(w, "tfe")
+        for role in ("vdst", "vdata"):   # TFE adds a status dword after the data registers
+            if tfe and role in ops and ops[role].index + ops[role].count + 1 > 256:
+                raise _Illegal(f"{role} with tfe runs past v255")
+        extra = {"offen": offen, "idxen": idxen, "tfe": tfe}
         if enc == "MTBUF":
             extra["format"] = fmt.get(w, "format")
         return Inst(info.op, enc, info.opcode, 8, ops, offset=fmt.get(w, "offset"), glc=bool(fmt.get(w, "glc")),

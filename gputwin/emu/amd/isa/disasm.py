@@ -25,6 +25,8 @@ def reg_text(op: Operand) -> str:
         return f"ttmp{t}" if n == 1 else f"ttmp[{t}:{t + n - 1}]"
     if n > 1 and i in SCALAR_PAIRS:
         return SCALAR_PAIRS[i]
+    if i not in SCALAR_NAMES:
+        raise IllegalInstruction(f"no scalar register {i} (x{n})")
     return SCALAR_NAMES[i]
 
 

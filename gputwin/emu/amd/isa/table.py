@@ -52,6 +52,7 @@ class OpInfo:
     dpp: tuple[str, ...]
     t16: bool = False     # has true16 (.l/.h) operands
     hidden_vdst: int = -1  # VOP3 without a destination operand: the VDST value LLVM encodes (else -1)
+    reject: int = 0       # word bits LLVM refuses for this instruction (outside opcode and operand fields)
 
 
 def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
@@ -91,7 +92,8 @@ def load(arch: str) -> Table:
                          "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
             info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64")),
                           _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
-                          tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]))
+                          tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
+                          reject=e.get("reject", 0))
             if e["enc"] == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):
                 # v_cmpx_*_e64 write EXEC and print no destination; LLVM encodes VDST = 126 (EXEC_LO).
                 info = dataclasses.replace(info, hidden_vdst=126 if e["name"].startswith("v_cmpx") else 0)

@@ -34,6 +34,9 @@ def _word(entry_index: int, seed: int) -> bytes | None:
     if inst.encoding != "VOPD" and any(s.ptype == "i16" and inst.operands.get(s.role, NO).kind == "const"
                                        and inst.operands[s.role].index >= 240 for s in PRINTER.info(inst).slots):
         return None   # LLVM prints an inline float in an i16 slot as hex, which reads back as a literal
+    if inst.encoding != "VOPD" and len({s.ptype for s in PRINTER.info(inst).slots
+                                        if inst.operands.get(s.role, NO).kind == "literal"}) > 1:
+        return None   # one literal dword read as two types (f16 and b32) prints as two different values
     return None if "/*" in text else w   # LLVM marks invalid field values (s_delay_alu) in comments
 
 
