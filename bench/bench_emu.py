@@ -2,11 +2,14 @@
 
 wave-instructions/s and lane-ops/s on (a) a 1M-element f32 add, (b) a naive 256x256 f32 matmul with one
 work-item per output, (c) an LDS tree reduction; and the first-dispatch latency of a never-seen kernel
-(decode + handler build included). Kernels are the committed fixtures in fixtures/amd/cl/.
+(decode + handler build included), in this process and in a fresh one. Kernels are the committed
+fixtures in fixtures/amd/cl/.
 """
 from __future__ import annotations
 
 import pathlib
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -71,6 +74,25 @@ def first_dispatch_latency():
     return time.perf_counter() - t
 
 
+COLD = """
+import time, sys
+from gputwin.emu.amd.standalone import Arena, load_kernel
+arena = Arena()
+k = load_kernel(arena, open(sys.argv[1], "rb").read(), "saxpy")
+x, y = arena.alloc(1024), arena.alloc(1024)
+t = time.perf_counter()
+k(y, x, 1.0, 256, grid=(1, 1, 1), block=(256, 1, 1))
+print(time.perf_counter() - t)
+"""
+
+
+def cold_first_dispatch_latency():
+    """The same in a fresh process: ISA tables and VALU modules load on the way (imports excluded)."""
+    out = subprocess.run([sys.executable, "-c", COLD, str(FIXTURES / "basic.hsaco")], capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def main():
     for label, fn in (("add 1M f32", bench_add), ("matmul 256 naive", bench_matmul), ("lds reduce 256K", bench_reduce)):
         t, c = fn()
@@ -78,6 +100,7 @@ def main():
         print(f"{label}: {c.lane_ops / t / 1e6:.1f} M lane-ops/s")
         print(f"{label}: {t * 1e3:.1f} ms")
     print(f"first dispatch latency: {first_dispatch_latency() * 1e3:.1f} ms")
+    print(f"first dispatch latency, fresh process: {cold_first_dispatch_latency() * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -21,16 +21,17 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from gen_isa_probe import PROBES, TAIL, find_base, parse_reg, split_text, word_bytes  # noqa: E402
+import gen_isa_probe  # noqa: E402
+from gen_isa_probe import FLAT_SEGMENTS, FORMATS, PROBES, PROBES_GFX12, TAIL, TOP9, find_base, parse_reg, split_text, word_bytes  # noqa: E402
 from gen_isa_mods import probe_mods, probe_reject, probe_symbols, probe_types, probe_vopd  # noqa: E402
 from llvm_oracle import Disassembler  # noqa: E402
 
-from gputwin.emu.amd.isa.rdna3_formats import FLAT_SEGMENTS, FORMATS, TOP9  # noqa: E402
+from gputwin.emu.amd.isa.table import ARCHES, FAMILIES  # noqa: E402
 
 SRC9 = {"src0", "src1", "src2"}
 VGPR8 = {"vdst", "vsrc1", "addr", "data0", "data1", "data", "vaddr", "vdata"}
-SGPR = {"sdst": 1, "ssrc0": 1, "ssrc1": 1, "sdata": 1, "soffset": 1, "saddr": 1, "sbase": 2, "srsrc": 4}
-ROLE = {"ssrc0": "src0", "ssrc1": "src1", "vsrc1": "src1", "srsrc": "srsrc"}
+SGPR = {"sdst": 1, "ssrc0": 1, "ssrc1": 1, "sdata": 1, "soffset": 1, "saddr": 1, "sbase": 2, "srsrc": 4, "rsrc": 1}
+ROLE = {"ssrc0": "src0", "ssrc1": "src1", "vsrc1": "src1", "srsrc": "srsrc", "rsrc": "srsrc"}
 
 
 def field_reg(fmt: str, field: str, value: int):
@@ -46,7 +47,7 @@ def field_reg(fmt: str, field: str, value: int):
     return None
 
 
-SOPP_SPECIAL = {"s_waitcnt": "waitcnt", "s_delay_alu": "delay_alu", "s_waitcnt_depctr": "depctr"}
+SOPP_SPECIAL = {"s_waitcnt": "waitcnt", "s_delay_alu": "delay_alu", "s_waitcnt_depctr": "depctr", "s_wait_alu": "depctr"}
 
 
 def imm_kind(mnemonic: str, tok: str) -> str:
@@ -136,6 +137,8 @@ class Sweeper:
                 slot = [{"FLAT": "saddr", "MUBUF": "vaddr", "MTBUF": "vaddr"}.get(fmt_name, "?"), "=off", 0, "off"]
             elif tok.startswith("sendmsg(") and fmt_name == "SOP1":
                 slot = ["src0", "ssrc0", 1, "sendmsg"]
+            elif fmt_name == "SMEM" and tok == hex(values["offset"]) and pos <= 1:
+                slot = ["offset", "offset", 0, "offset"]   # gfx12 s_prefetch_*: the offset in second place
             elif fmt_name == "SMEM" and tok == str(values["sdata"]):
                 slot = ["sdata", "sdata", 0, "imm"]   # s_atc_probe: decimal up to 64, else hex
             elif fmt_name in ("SOPK", "SOPP"):
@@ -159,7 +162,21 @@ class _Wave64:
         return self.sw.dis(data, wave64=True)
 
 
+def select_arch(arch: str) -> str:
+    """Point the probing helpers at this architecture's formats; returns its family."""
+    family = ARCHES[arch]
+    mod = FAMILIES[family]
+    FORMATS.clear()
+    FORMATS.update(mod.FORMATS)
+    TOP9[:] = mod.TOP9
+    FLAT_SEGMENTS.clear()
+    FLAT_SEGMENTS.update(mod.FLAT_SEGMENTS)
+    return family
+
+
 def sweep(arch: str) -> dict:
+    family = select_arch(arch)
+    all_probes = PROBES_GFX12 if family == "rdna4" else PROBES
     sw = Sweeper(arch)
     tables: dict[str, dict] = {}
     for fmt_name, fmt in FORMATS.items():
@@ -172,7 +189,7 @@ def sweep(arch: str) -> dict:
                 fixed = {"op": op} if seg is None else {"op": op, "seg": seg}
                 if TOP9[fmt.pack(**fixed) >> 23 & 0x1FF] != fmt_name:
                     continue
-                probes = PROBES[fmt_name]
+                probes = all_probes[fmt_name]
                 if enc == "FLAT":   # FLAT proper has no SADDR: LLVM encodes 124 (off) there
                     probes = dict(probes, saddr=[124])
                 found = find_base(sw.dis, fmt, fixed, probes)
@@ -190,8 +207,8 @@ def sweep(arch: str) -> dict:
                 if e is None:
                     raise SystemExit(f"gen_isa: cannot map operands of {enc} op {op}: {text!r}")
                 if fmt_name == "FLAT" and "atomic" in e["name"]:
-                    # Atomics that return the old value (GLC=1) print a destination first.
-                    rvals = dict(values, glc=1)
+                    # Atomics that return the old value (GLC=1; gfx12: TH_ATOMIC_RETURN) print a destination.
+                    rvals = dict(values, **({"glc": 1} if "glc" in fmt.fields else {"th": 1}))
                     rs, rt = sw.dis(word_bytes(fmt, fmt.pack(**rvals)) + TAIL)
                     rtn = sw.entry(fmt_name, fixed, rt, rs, rvals) if rs else None
                     if rtn is None:
@@ -209,7 +226,7 @@ def sweep(arch: str) -> dict:
                         e["w64"] = w64
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
-    return tables, probe_symbols(sw)
+    return tables, probe_symbols(sw, tables)
 
 
 def main() -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import struct
 
-from gen_isa_probe import TAIL, parse_reg, split_text, word_bytes
+from gen_isa_probe import FORMATS, TAIL, parse_reg, split_text, word_bytes
 
 from gputwin.emu.amd.isa.operands import PTYPES, const_bits, format_imm, literal_bits
-from gputwin.emu.amd.isa.rdna3_formats import FORMATS
 
 CONSTS = [128, 129, 192, 193, 208] + list(range(240, 249))
 LITERALS = [0x12345678, 0x3F800000, 0xFFFFFFFF, 0x3C00, 0x3E22F983, 0x3118, 0x80000000, 0x4000,
@@ -87,6 +86,9 @@ _MOD_BITS = {
     "MUBUF": [("glc", 1), ("slc", 1), ("dlc", 1), ("tfe", 1), ("offen", 1), ("idxen", 1)],
     "MTBUF": [("glc", 1), ("slc", 1), ("dlc", 1), ("tfe", 1), ("offen", 1), ("idxen", 1)],
 }
+_GFX12_CPOL = [("th", 1), ("th", 2), ("th", 4), ("scope", 1), ("scope", 2)]
+_MOD_BITS_GFX12 = dict(_MOD_BITS, SMEM=_GFX12_CPOL, FLAT=_GFX12_CPOL + [("sve", 1)],
+                       MUBUF=_GFX12_CPOL + [("tfe", 1), ("offen", 1), ("idxen", 1)])
 
 
 def probe_reject(sw, fmt_name: str, e: dict) -> None:
@@ -117,7 +119,7 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
     values = dict(e["probe"])
     _, base_text = _dis_word(sw, fmt_name, values)
     mods: dict[str, int] = {}
-    for field, bit in _MOD_BITS.get(fmt_name, []):
+    for field, bit in (_MOD_BITS_GFX12 if "th" in FORMATS["FLAT"].fields else _MOD_BITS).get(fmt_name, []):
         cur = values.get(field, 0)
         size, text = _dis_word(sw, fmt_name, dict(values, **{field: cur ^ bit}))
         if size and text != base_text:
@@ -142,8 +144,8 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
             mods["sext"] = sext
     if fmt_name == "VOP3P" and mods.get("neg"):
         # The mix ops (v_fma_mix*) use NEG/NEG_HI as per-source neg/abs, printed as -x and |x|.
-        size, text = _dis_word(sw, fmt_name, dict(values, neg=1))
-        if "neg_lo:" not in text:
+        size, text = _dis_word(sw, fmt_name, dict(values, neg=mods["neg"] & -mods["neg"]))
+        if size and "neg_lo:" not in text:
             mods["mix"] = 1
     if fmt_name in ("SOPP", "SOPK"):
         for slot in e["slots"]:
@@ -212,9 +214,9 @@ def probe_vopd(sw) -> dict:
     return out
 
 
-def probe_symbols(sw) -> dict:
-    """Names LLVM prints inside hwreg(...), sendmsg(...) and MTBUF format:[...] (value -> text)."""
-    sopk, sopp, mtbuf = FORMATS["SOPK"], FORMATS["SOPP"], FORMATS["MTBUF"]
+def probe_symbols(sw, tables: dict) -> dict:
+    """Names LLVM prints inside hwreg(...), sendmsg(...), MTBUF format:[...] and (gfx12) th:/scope:."""
+    sopk, sopp = FORMATS["SOPK"], FORMATS["SOPP"]
     getreg = next(op for op in range(32) if (sw.dis(sopk.pack(op=op, sdst=1).to_bytes(4, "little"))[1] or "")
                   .startswith("s_getreg_b32"))
     sendmsg = next(op for op in range(128) if (sw.dis(sopp.pack(op=op).to_bytes(4, "little"))[1] or "")
@@ -228,13 +230,41 @@ def probe_symbols(sw) -> dict:
     for i in range(256):
         _, text = sw.dis(sopp.pack(op=sendmsg, simm16=i).to_bytes(4, "little"))
         msgs[str(i)] = text.split(" ", 1)[1]
+    if "MTBUF" in FORMATS:
+        buf, fields = FORMATS["MTBUF"], {"op": 0, "vdata": 1, "srsrc": 1, "soffset": 128}
+    else:   # gfx12: tbuffer_* live in VBUFFER
+        buf = FORMATS["MUBUF"]
+        op = next(int(k) for k, e in tables["MUBUF"].items() if e["name"] == "tbuffer_load_format_x")
+        fields = {"op": op, "vdata": 1, "rsrc": 4, "soffset": 124}
     for i in range(128):
-        size, text = sw.dis(mtbuf.pack(op=0, vdata=1, srsrc=1, soffset=128, format=i).to_bytes(8, "little"))
+        size, text = sw.dis(buf.pack(format=i, **fields).to_bytes(buf.size, "little"))
         if size and "format:" in text:
             fmts[str(i)] = text.split("format:")[1].split(" ")[0]
         elif size:
             fmts[str(i)] = ""
-    return {"hwreg": hwreg, "sendmsg": msgs, "format": fmts}
+    out = {"hwreg": hwreg, "sendmsg": msgs, "format": fmts}
+    if "th" in FORMATS["FLAT"].fields:
+        out["cpol"] = _cpol_names(sw, tables)
+    return out
+
+
+def _cpol_names(sw, tables: dict) -> dict:
+    """gfx12 cache policy as LLVM prints it, per instruction kind: {"TH,SCOPE": "th:... scope:..."} (the
+    TH name depends on the scope: TH_LOAD_LU becomes TH_LOAD_BYPASS at SCOPE_SYS)."""
+    flat = FORMATS["FLAT"]
+    ops = {e["name"]: int(k) for k, e in tables["GLOBAL"].items()}
+    kinds = {"load": "global_load_b32", "store": "global_store_b32", "atomic": "global_atomic_add_u32"}
+    out: dict[str, dict[str, str]] = {}
+    for kind, name in kinds.items():
+        names = out.setdefault(kind, {})
+        for th in range(8):
+            for scope in range(4):
+                word = flat.pack(op=ops[name], seg=2, vdst=1, addr=2, data=3, saddr=124, th=th, scope=scope)
+                size, text = sw.dis(word.to_bytes(12, "little"))
+                if not size:
+                    continue
+                names[f"{th},{scope}"] = " ".join(w for w in text.split(" ") if w.startswith(("th:", "scope:")))
+    return out
 
 
 _IMM_STYLES = {"dec": str, "hex": hex, "imm": lambda v: str(v) if v <= 64 else hex(v)}

@@ -8,6 +8,11 @@ import struct
 
 from gputwin.emu.amd.isa.rdna3_formats import Format
 
+# The formats of the architecture being generated (filled by gen_isa.select_arch).
+FORMATS: dict[str, Format] = {}
+TOP9: list = []
+FLAT_SEGMENTS: dict[int, str] = {}
+
 TAIL = struct.pack("<II", 0x12345678, 0x0BADF00D)   # bytes after the probe: a literal if one is read
 
 # Probe values per field: tried in order (first valid combination wins). Register numbers are distinct
@@ -31,6 +36,9 @@ PROBES: dict[str, dict[str, list[int]]] = {
     "MUBUF": {"vaddr": [10, 0], "vdata": [60, 0], "srsrc": [5, 0], "soffset": [40, 128]},
     "MTBUF": {"vaddr": [10, 0], "vdata": [60, 0], "srsrc": [5, 0], "soffset": [40, 128], "format": [1]},
 }
+# gfx12 VBUFFER: one format for buffer and tbuffer, RSRC an unscaled SGPR number, 7-bit SOFFSET.
+PROBES_GFX12 = dict(PROBES, MUBUF={"vaddr": [10, 0], "vdata": [60, 0], "rsrc": [20, 0], "soffset": [40, 124],
+                                   "format": [1]})
 # Values a probe register field prints as: field -> register number (SGPRs probe 4-aligned values).
 _SGPR_FIELDS = {"sdst", "ssrc0", "ssrc1", "sdata", "soffset", "saddr"}
 

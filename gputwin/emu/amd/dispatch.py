@@ -141,15 +141,15 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
                   scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
                   scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
                   ended=np.zeros(nb, np.int64))
-    local_wg = np.repeat(np.arange(nb), wpg)
-    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=_mode(d.rsrc1), pc=0)
-    _init_sgprs(g, d, wgs[local_wg], gx, gy)
     # work-items of one workgroup: flat id = wave-in-group * lanes + lane; packed x | y << 10 | z << 20 in v0
     flat = np.arange(wpg * lanes).reshape(wpg, lanes)
     tid_cnt = (d.rsrc2 >> 11) & 3
     x, y, z = flat % bx, (flat // bx) % by, flat // (bx * by)
     v0 = (x | (y << 10 if tid_cnt >= 1 else 0) | (z << 20 if tid_cnt >= 2 else 0)).astype(np.uint32)
-    g.set_exec(np.tile(flat < bx * by * bz, (nb, 1)))
+    local_wg = np.repeat(np.arange(nb), wpg)
+    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=_mode(d.rsrc1), pc=0,
+                  exec_mask=np.tile(flat < bx * by * bz, (nb, 1)))
+    _init_sgprs(g, d, wgs[local_wg], gx, gy)
     g.put_vgpr(0, np.tile(v0, (nb, 1)))          # every lane, active or not, gets its ids
     ex = Executor(ctx, prog, deadline)
     ex.run([g])

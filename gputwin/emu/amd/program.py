@@ -29,26 +29,28 @@ def _raiser(exc: GpuFault):
 
 
 def _valu_builder():
-    """The VALU teammate's entry point: a per-instruction builder if offered, else execute()."""
+    """The VALU teammate's entry point: a per-instruction builder if offered, else execute(). An import
+    failure is kept and reported by every VALU instruction (fail closed, the rest keeps working)."""
     try:
         from gputwin.emu.amd import valu
-    except ImportError:
-        return None
+    except Exception as e:   # noqa: BLE001 - any failure to load VALU semantics is reported, not fatal
+        return e
     prepare = getattr(valu, "prepare", None)
     if prepare is not None:
         return prepare
-    execute = valu.execute
-    return lambda inst: (lambda g: execute(g, inst))
+    return lambda inst: (lambda g: valu.execute(g, inst))
+
+
+_VALU = _valu_builder()
 
 
 def build_handler(inst):
     """handler(group) -> control for one decoded instruction; unmodelled ones raise when executed."""
     try:
         if inst.encoding in _VALU_ENCODINGS:
-            builder = _valu_builder()
-            if builder is None:
-                raise IllegalInstruction(f"{inst.op}: VALU semantics are not available")
-            return builder(inst)
+            if isinstance(_VALU, Exception):
+                raise IllegalInstruction(f"{inst.op}: VALU semantics failed to load: {_VALU}")
+            return _VALU(inst)
         build = _BUILDERS.get(inst.encoding)
         h = build(inst) if build is not None else None
         if h is None:

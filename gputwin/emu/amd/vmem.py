@@ -115,21 +115,31 @@ class _Addr:
         base += self.offset
         lo = g.vgpr(self.vaddr.index)
         lsel = lo if mask is None else lo[mask]
-        first, last = base + int(lsel.min()), base + int(lsel.max())
+        flat = lsel.reshape(-1)
+        lo_first, lo_last = int(flat[0]), int(flat[-1])
+        # consecutive lanes (checked first: it settles the range and alignment too) or a general spread
+        consecutive = mask is None and lo_last - lo_first == nbytes * (flat.size - 1) and \
+            bool(((flat[1:] - flat[:-1]) == nbytes).all())
+        if consecutive:
+            lmin, lmax, low_bits = lo_first, lo_last, lo_first
+        else:
+            lmin, lmax = int(lsel.min()), int(lsel.max())
+            low_bits = None
+        first, last = base + lmin, base + lmax
         if self.seg == "FLAT" and (first >> 32 in _APERTURES or last >> 32 in _APERTURES):
             return None
         r = g.ctx.mem.find(first)
         if r is None or last + nbytes > r.end or (write and not r.writable):
             return None
         start = base - r.base
-        if start & 3 or r.data.ctypes.data & 3 or int(np.bitwise_or.reduce(lsel, axis=None)) & 3:
+        if low_bits is None:
+            low_bits = int(np.bitwise_or.reduce(flat))
+        if start & 3 or r.data.ctypes.data & 3 or low_bits & 3:
             return None
         view = np.frombuffer(r.data, U32, count=r.data.size // 4)
-        if mask is None:
-            flat = lsel.reshape(-1)
-            first_dw = (start + int(flat[0])) >> 2
-            if int(flat[-1]) - int(flat[0]) == nbytes * (flat.size - 1) and (np.diff(flat) == nbytes).all():
-                return view, slice(first_dw, first_dw + flat.size * (nbytes // 4))   # consecutive lanes
+        if consecutive:
+            first_dw = (start + lo_first) >> 2
+            return view, slice(first_dw, first_dw + flat.size * (nbytes // 4))
         if start >= 0:
             return view[start >> 2:], lsel >> U32(2)
         return view, (lsel >> U32(2)).astype(np.int64) + (start >> 2)

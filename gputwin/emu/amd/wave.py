@@ -32,7 +32,8 @@ class WaveGroup:
     __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
                  "_exec", "exec_full", "exec_count", "_masks")
 
-    def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int):
+    def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int,
+                 exec_mask: np.ndarray | None = None):
         self.ctx = ctx                      # per-dispatch state the core owns (memory, LDS, apertures)
         self.waves = np.asarray(waves, np.int64)   # global wave id of each wave (for faults, scratch)
         self.wg = np.asarray(wg, np.int64)         # flat workgroup index of each wave (LDS, barriers)
@@ -45,7 +46,7 @@ class WaveGroup:
         self.v: list[np.ndarray | None] = [None] * 256
         self.scc = np.zeros(self.n, bool)
         self._masks: dict[int, np.ndarray] = {}
-        self.set_exec(np.zeros((self.n, self.lanes), bool))
+        self.set_exec(np.zeros((self.n, self.lanes), bool) if exec_mask is None else exec_mask)
 
     # --- EXEC ----------------------------------------------------------------------------------
     @property
@@ -53,8 +54,8 @@ class WaveGroup:
         return self._exec
 
     def set_exec(self, mask: np.ndarray) -> None:
-        mask = np.ascontiguousarray(np.broadcast_to(mask, (self.n, self.lanes)), dtype=bool)
-        mask.flags.writeable = False
+        """Set EXEC from a bool (n, L) mask (the group takes ownership of a full-shape bool array)."""
+        mask = _own_mask(mask, self.n, self.lanes)
         self._exec = mask
         self.exec_count = int(np.count_nonzero(mask))
         self.exec_full = self.exec_count == mask.size
@@ -84,8 +85,11 @@ class WaveGroup:
                 else value.astype(np.uint32)
         if mask is None or mask is self._exec:
             if self.exec_full:
-                # a per-wave, per-lane or uniform value stays a broadcast view (registers are never written in place)
-                self.put_vgpr(reg, np.broadcast_to(value, (self.n, self.lanes)))
+                if value.shape != (self.n, self.lanes):
+                    # a per-wave, per-lane or uniform value stays a broadcast view of a private copy (it may
+                    # be a view of the SGPR file, which changes under it)
+                    value = np.broadcast_to(np.array(value), (self.n, self.lanes))
+                self.put_vgpr(reg, value)
                 return
             if self.exec_count == 0:
                 return
@@ -157,19 +161,20 @@ class WaveGroup:
         return m
 
     def set_lane_mask(self, index: int, mask: np.ndarray) -> None:
+        """Write a bool (n, L) lane mask into SGPR `index` (a pair in wave64); 126 is EXEC. Ownership of a
+        full-shape bool array passes to the group, as with set_vgpr."""
         if index == EXEC:
             self.set_exec(mask)
             return
         if index == NULL:
             return
-        mask = np.ascontiguousarray(np.broadcast_to(mask, (self.n, self.lanes)), dtype=bool)
+        mask = _own_mask(mask, self.n, self.lanes)
         words = _pack(mask)
         self.s[index] = words[:, 0]
         if self.wave64:
             self.s[index + 1] = words[:, 1]
             self._masks.pop(index + 1, None)
         self._masks.pop(index - 1, None)
-        mask.flags.writeable = False
         self._masks[index] = mask
 
     # --- splitting and merging (the core's) ----------------------------------------------------
@@ -212,17 +217,28 @@ class WaveGroup:
         return g
 
 
+def _own_mask(mask, n: int, lanes: int) -> np.ndarray:
+    """A read-only contiguous bool (n, L) mask: the caller's array itself when it already is one (the
+    caller hands it over and must not modify it), else a copy."""
+    if not (isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == (n, lanes)
+            and mask.flags.c_contiguous):
+        mask = np.array(np.broadcast_to(mask, (n, lanes)), dtype=bool)
+    mask.flags.writeable = False
+    return mask
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
 
 
 def _pack(mask: np.ndarray) -> np.ndarray:
-    """bool (n, 32|64) -> uint32 (n, 1|2), lane 0 in bit 0."""
-    return np.packbits(mask, axis=1, bitorder="little").view("<u4")
+    """bool (n, 32|64) -> uint32 (n, 1|2), lane 0 in bit 0 (rows are whole bytes: pack the flat array)."""
+    n = mask.shape[0]
+    return np.packbits(np.ascontiguousarray(mask).reshape(-1), bitorder="little").view("<u4").reshape(n, -1)
 
 
 def _unpack(words: np.ndarray, lanes: int) -> np.ndarray:
     """uint32 (n, >=1) -> bool (n, lanes)."""
-    b = np.ascontiguousarray(words[:, :lanes // 32], dtype="<u4").view(np.uint8)
-    return np.unpackbits(b, axis=1, bitorder="little").view(bool)
+    w = np.ascontiguousarray(words[:, :lanes // 32], dtype="<u4")
+    return np.unpackbits(w.reshape(-1).view(np.uint8), bitorder="little").view(bool).reshape(w.shape[0], lanes)

@@ -69,3 +69,11 @@ def test_take_and_merge_keep_per_wave_state():
     m = WaveGroup.merge([a, b])
     assert m.waves.tolist() == [0, 2, 1, 3] and m.s[3].tolist() == [10, 12, 11, 13]
     assert m.vgpr(1)[:, 0].tolist() == [0, 2, 1, 3] and m.vgpr(2)[:, 0].tolist() == [0, 0, 5, 5]
+
+
+def test_a_vgpr_written_from_an_sgpr_does_not_follow_later_sgpr_writes():
+    g = group(n=2)
+    g.s[0] = [5, 6]
+    g.set_vgpr(3, g.sgpr(0)[:, None])                         # what v_mov_b32 v3, s0 hands over
+    g.set_sgpr(0, np.array([7, 8], np.uint32))
+    assert g.vgpr(3)[:, 0].tolist() == [5, 6]

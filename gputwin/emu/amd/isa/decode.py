@@ -16,8 +16,8 @@ from gputwin.errors import IllegalInstruction
 
 from .inst import Dpp, Inst, Operand
 from .operands import INLINE_FLOAT_HI, INLINE_FLOAT_LO, INLINE_INT_HI, INLINE_INT_LO, SPECIAL, const_bits
-from .rdna3_formats import FLAT_SEGMENTS, FORMATS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, TOP9
-from .table import OpInfo, Slot, Table, load
+from .rdna3_formats import FLAT_SEGMENTS, FORMATS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from .table import FAMILIES, OpInfo, Slot, Table, load
 
 _BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
                        "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
@@ -173,6 +173,7 @@ class Decoder:
         self.arch = arch
         self.wave64 = wave64
         self.table: Table = load(arch)
+        self.top9 = FAMILIES[self.table.family].TOP9
         # Decoded instructions by their exact bytes, one dict per size (4, 8, 12): a hit costs a slice and
         # a lookup or two; code repeats words a lot (s_waitcnt, v_mov, address arithmetic).
         self._cache: dict[int, dict[bytes, Inst]] = {4: {}, 8: {}, 12: {}}
@@ -211,7 +212,7 @@ class Decoder:
 
     def _decode(self, b: bytes) -> Inst:
         d0 = int.from_bytes(b[:4], "little")
-        fname = TOP9[d0 >> 23]
+        fname = self.top9[d0 >> 23]
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
         if fname.startswith("SOP"):
@@ -437,6 +438,9 @@ class Decoder:
 
 @lru_cache(maxsize=None)
 def decoder(arch: str, wave64: bool = False) -> Decoder:
+    if load(arch).family == "rdna4":
+        from .decode_rdna4 import Rdna4Decoder   # RDNA4's memory formats; everything else is shared
+        return Rdna4Decoder(arch, wave64)
     return Decoder(arch, wave64)
 
 

@@ -82,10 +82,16 @@ def _bits_int(values) -> str:
     return "[" + ",".join(str(v) for v in values) + "]"
 
 
+def _signed_hex(v: int) -> str:
+    return hex(v) if v >= 0 else "-" + hex(-v)
+
+
 class Printer:
     """asm_style=True prints as llvm-mc -show-encoding does after assembling: there an inline float
     constant in a 16-bit integer operand (only reachable by writing a float) prints as the float, and
     s_version's immediate prints in hex."""
+
+    smem_zero_offset = False   # gfx12 prints an SMEM offset of 0 where gfx11 prints null
 
     def __init__(self, arch: str, asm_style: bool = False, wave64: bool = False):
         self.table: Table = load(arch)
@@ -132,7 +138,7 @@ class Printer:
                 texts.append(s.field[1:])
             elif s.kind == "off" and op is None:
                 texts.append("off")
-            elif op is None:
+            elif op is None and s.kind != "offset":
                 texts.append("off")   # saddr / vaddr not used (GLOBAL, SCRATCH)
             elif s.kind in ("src", "ssrc", "src16"):
                 i = {"src0": 0, "src1": 1, "src2": 2}.get(s.role, src_i)
@@ -164,12 +170,14 @@ class Printer:
                 texts.append(format_imm(literal_bits(op.value, s.ptype or "b32"), s.ptype or "b32"))
             elif s.kind == "sendmsg":
                 texts.append(sopp_imm.fmt_sendmsg(op.value, self.table.sendmsg))
+            elif s.kind == "offset":   # gfx12 s_prefetch_*: the offset as an operand
+                texts.append(_signed_hex(inst.offset))
             elif s.kind == "imm":
                 texts.append(str(op.value) if op.value <= 64 else hex(op.value))
             elif s.role == "soffset" and op.kind != "sgpr":
                 texts.append(src_text(op, "b32"))
-            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and inst.offset:
-                texts.append(hex(inst.offset) if inst.offset >= 0 else "-" + hex(-inst.offset))
+            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and (inst.offset or self.smem_zero_offset):
+                texts.append(_signed_hex(inst.offset))
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
@@ -269,13 +277,18 @@ class Printer:
         return (" glc" if inst.glc else "") + (" slc" if inst.slc else "") + (" dlc" if inst.dlc else "")
 
 
-_PRINTERS: dict[tuple[str, bool], Printer] = {}
+_PRINTERS: dict[tuple[str, bool, bool], Printer] = {}
 
 
-def printer(arch: str, wave64: bool = False) -> Printer:
-    if (arch, wave64) not in _PRINTERS:
-        _PRINTERS[(arch, wave64)] = Printer(arch, wave64=wave64)
-    return _PRINTERS[(arch, wave64)]
+def printer(arch: str, wave64: bool = False, asm_style: bool = False) -> Printer:
+    key = (arch, wave64, asm_style)
+    if key not in _PRINTERS:
+        cls = Printer
+        if load(arch).family == "rdna4":
+            from .disasm_rdna4 import Rdna4Printer   # RDNA4's memory formats print differently
+            cls = Rdna4Printer
+        _PRINTERS[key] = cls(arch, asm_style=asm_style, wave64=wave64)
+    return _PRINTERS[key]
 
 
 def inst_text(inst: Inst, arch: str = "gfx1100", wave64: bool = False) -> str:

@@ -7,11 +7,13 @@ import json
 import pathlib
 from dataclasses import dataclass
 
-from .rdna3_formats import FORMATS, Format
+from . import rdna3_formats, rdna4_formats
+from .rdna3_formats import Format
 
 TABLE_DIR = pathlib.Path(__file__).with_name("tables")
 # Architectures with tables, and the format family their encodings follow.
-ARCHES = {"gfx1100": "rdna3"}
+ARCHES = {"gfx1100": "rdna3", "gfx1200": "rdna4"}
+FAMILIES = {"rdna3": rdna3_formats, "rdna4": rdna4_formats}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +72,14 @@ def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
 @dataclass(frozen=True)
 class Table:
     arch: str
+    family: str                             # rdna3 / rdna4: which format module the encodings follow
     by_enc: dict[str, dict[int, OpInfo]]     # encoding -> opcode -> OpInfo
     by_name: dict[str, list[OpInfo]]        # printed mnemonic -> candidates
     oracle: str
     hwreg: dict[int, str]                   # hwreg id -> name
     sendmsg: dict[int, str]                 # s_sendmsg simm16 (< 256) -> LLVM's text
     buf_format: dict[int, str]              # MTBUF format -> text after "format:" ("" = not printed)
+    cpol: dict[str, dict[str, str]]         # rdna4: load/store/atomic -> "TH,SCOPE" -> "th:.. scope:.." text
 
 
 @functools.cache
@@ -83,13 +87,14 @@ def load(arch: str) -> Table:
     if arch not in ARCHES:
         raise ValueError(f"no ISA tables for arch {arch!r}; known: {', '.join(sorted(ARCHES))}")
     doc = json.loads((TABLE_DIR / f"{arch}.json").read_text())
+    FORMATS = FAMILIES[ARCHES[arch]].FORMATS
     by_enc: dict[str, dict[int, OpInfo]] = {}
     by_name: dict[str, list[OpInfo]] = {}
     for enc, ops in doc["encodings"].items():
         group = by_enc.setdefault(enc, {})
         for opcode, e in ops.items():
-            fmt = FORMATS["VOPD" if e["enc"] == "VOPD" else e["enc"] if e["enc"] in FORMATS else
-                         "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else e["enc"]]
+            fmt = FORMATS[e["enc"] if e["enc"] in FORMATS else "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else
+                          "MUBUF"]
             info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64")),
                           _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
                           tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
@@ -101,5 +106,5 @@ def load(arch: str) -> Table:
             by_name.setdefault(e["name"], []).append(info)
     sym = doc["symbols"]
     ints = lambda d: {int(k): v for k, v in d.items()}  # noqa: E731
-    return Table(arch, by_enc, by_name, doc.get("oracle", ""), ints(sym["hwreg"]), ints(sym["sendmsg"]),
-                 ints(sym["format"]))
+    return Table(arch, ARCHES[arch], by_enc, by_name, doc.get("oracle", ""), ints(sym["hwreg"]),
+                 ints(sym["sendmsg"]), ints(sym["format"]), sym.get("cpol", {}))

@@ -95,7 +95,7 @@ def random_word(info: OpInfo, rng: random.Random) -> bytes:
             vals.pop("saddr", None)
             vals["saddr"] = 124
     if fmt.name in ("MUBUF", "MTBUF") and info.slots and rng.random() < 0.3:
-        vals["soffset"] = rng.choice([124, 128, 129, 140])
+        vals["soffset"] = rng.choice([124, 128, 129, 140] if fmt.fields["soffset"][1] == 8 else [124])
     if fmt.name == "SMEM" and info.slots and rng.random() < 0.4:
         vals["soffset"] = 124
     dpp = None
