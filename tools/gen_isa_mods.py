@@ -124,7 +124,9 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
         size, text = _dis_word(sw, fmt_name, dict(values, **{field: cur ^ bit}))
         if size and text != base_text:
             mods[field] = mods.get(field, 0) | bit
-    if fmt_name in ("VOP3", "VOP3P") and mods.get("op_sel"):
+    if fmt_name == "VOP3" and mods.get("op_sel") and "byte_sel:" in (_dis_word(sw, fmt_name, dict(values, op_sel=3))[1] or ""):
+        mods["byte_sel"] = 1   # gfx12 v_cvt_f32_fp8/bf8: OPSEL picks a byte, printed byte_sel:N
+    elif fmt_name in ("VOP3", "VOP3P") and mods.get("op_sel"):
         # Where each op_sel bit lands in the printed op_sel:[...] list (and how long the list is).
         pos = []
         for i in range(4 if fmt_name == "VOP3" else 3):

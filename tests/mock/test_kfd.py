@@ -258,3 +258,9 @@ def test_free_unmapped_memory_and_destroy_queue(rig):
     q = rig.queue()
     rig.ioctl(k.AMDKFD_IOC_DESTROY_QUEUE, k.kfd_ioctl_destroy_queue_args(queue_id=q.args.queue_id))
     assert not rig.mock.nodes[0].gpu.queues
+
+
+def test_reported_apertures_are_the_ones_the_emulated_gpu_decodes():
+    from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+    from gputwin.mock.kfd_state import LDS_APP_BASE_V9, SCRATCH_APP_BASE_V9
+    assert (LDS_APP_BASE_V9 >> 32, SCRATCH_APP_BASE_V9 >> 32) == (SHARED_APERTURE_HI, PRIVATE_APERTURE_HI)

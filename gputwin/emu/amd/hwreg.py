@@ -13,10 +13,10 @@ from gputwin.errors import IllegalInstruction
 HW_REG_MODE, HW_REG_STATUS, HW_REG_TRAPSTS = 1, 2, 3
 HW_REG_HW_ID1, HW_REG_HW_ID2, HW_REG_SHADER_CYCLES = 23, 24, 29
 MSG_DEALLOC_VGPRS = 3
-# Flat apertures (high 32 bits of the 64-bit base), as KFD programs SH_MEM_BASES on gfx9+ in 64-bit mode;
-# src_shared_base / src_private_base read these.
-SHARED_APERTURE_HI = 0x20000
-PRIVATE_APERTURE_HI = 0x10000
+# Flat apertures (high 32 bits of the 64-bit base) as amdkfd programs SH_MEM_BASES on gfx9+ in 64-bit
+# mode: LDS at 1 << 48, scratch at 2 << 48 (kfd_flat_memory.c); src_shared_base / src_private_base read these.
+SHARED_APERTURE_HI = 0x10000
+PRIVATE_APERTURE_HI = 0x20000
 MSG_RTN_GET_REALTIME = 131
 U32 = np.uint32
 

@@ -120,8 +120,8 @@ class Printer:
         return name.removesuffix("_e64") + "_e64_dpp"
 
     def _body(self, inst: Inst, info: OpInfo) -> str:
-        slots = info.rtn_slots if inst.glc and info.rtn_slots else info.slots
         ops = inst.operands
+        slots = info.rtn_slots if info.rtn_slots and "vdst" in ops else info.slots   # atomics returning
         enc = inst.encoding
         mods = info.mods
         texts = []
@@ -209,7 +209,10 @@ class Printer:
         out = ""
         nsrc = sum(1 for s in slots if s.role in ("src0", "src1", "src2") and s.kind != "imp")
         if enc == "VOP3":
-            if mods.get("op_sel"):
+            if mods.get("byte_sel"):   # gfx12 v_cvt_f32_fp8/bf8: OPSEL[0:1] select the source byte
+                sel = inst.op_sel[0] << 1 | inst.op_sel[1]
+                out += f" byte_sel:{sel}" if sel else ""
+            elif mods.get("op_sel"):
                 sel = [False] * mods["op_sel_n"]
                 for bit, pos in enumerate(mods["op_sel_pos"]):
                     if pos >= 0 and inst.op_sel[bit]:

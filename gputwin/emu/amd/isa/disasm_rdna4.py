@@ -24,7 +24,8 @@ class Rdna4Printer(Printer):
         enc = inst.encoding
         if enc == "SMEM":
             out = ""
-            if any(s.role == "soffset" for s in slots) and inst.operands["soffset"].index != 124:
+            if any(s.role == "soffset" for s in slots) and inst.operands["soffset"].index != 124 and \
+                    not any(s.kind == "offset" for s in slots):
                 out += " offset:" + _signed_hex(inst.offset)
             return out + (self._cpol_text(inst) if slots else "")
         if enc in ("FLAT", "GLOBAL", "SCRATCH"):

@@ -99,7 +99,7 @@ class Encoder:
     def _slots(self, info: OpInfo, inst: Inst, vals: dict, slots=None) -> int | None:
         """Operand fields into vals; returns the literal (if any)."""
         lit = None
-        slots = slots or (info.rtn_slots if inst.glc and info.rtn_slots else info.slots)
+        slots = slots or (info.rtn_slots if info.rtn_slots and "vdst" in inst.operands else info.slots)
         ops = inst.operands
         for s in slots:
             op = ops.get(s.role)
