@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from dataclasses import dataclass
 
 KINDS = ("AMD", "NV", "USBAMD", "CPU")
@@ -108,8 +109,20 @@ def _open_mock_amd(targets: list[Target]) -> list:
         raise TargetNotAvailable(f"MOCKAMD is not available in this build: {e}") from e
     archs, picks = _mock_amd_layout(targets)
     kernel = MockKernel()
-    install(kernel, archs)
-    return [AMDDevice(kernel, index) for index in picks]
+    kfd = install(kernel, archs)
+    devices = [AMDDevice(kernel, index) for index in picks]
+    for dev, index in zip(devices, picks):
+        _emulated[dev] = kfd.nodes[index].gpu
+    return devices
+
+
+_emulated: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def emulated_gpu(dev):
+    """The emulated GPU (gputwin.emu.amd.gpu.GPU) behind a MOCK device, for its counters (`.stats`);
+    None for a device on real hardware or the CPU."""
+    return _emulated.get(dev)
 
 
 def _open_amd(t: Target):

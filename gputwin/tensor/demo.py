@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.device import emulated_gpu
 from gputwin.tensor import get_context, randn
 
 BATCH, D_IN, D_HIDDEN, D_OUT = 32, 64, 128, 16
@@ -78,6 +79,11 @@ def report(device=None, seed: int = 0, out=print) -> int:
     for sec, launches, name in rows:
         if launches:
             out(f"  {name:<40} {launches:>3}  {sec * 1e3:8.2f}")
+    gpu = emulated_gpu(ctx.dev)
+    if gpu is not None:
+        st = gpu.stats
+        out(f"emulator ({gpu.arch}), both runs: {st.dispatches} dispatches, {st.waves} waves, "
+            f"{st.wave_insts} wave-instructions, {st.lane_ops} lane-operations")
     for name, err in warm.errors.items():
         out(f"{name}: max error vs numpy (relative) {err:.2e} ({'ok' if err <= TOLERANCE else 'MISMATCH'})")
     return 0 if cold.ok and warm.ok else 1

@@ -15,3 +15,5 @@ def test_demo_command_prints_timings_and_succeeds(tdev, capsys):
     assert main(["demo", "--dev", tdev.spec]) == 0
     out = capsys.readouterr().out
     assert "warm run" in out and "R_sum_mul_32x128" in out and "attention: max error" in out
+    if tdev.spec.upper().startswith("MOCK"):  # emulated devices also report what the emulator executed
+        assert "wave-instructions" in out and " 0 dispatches" not in out

@@ -131,7 +131,11 @@ class ComputeQueue(Queue):
         if dispatch is not None:
             from gputwin.emu.amd.dispatch import run_dispatch
             self.gpu.stats.dispatches += 1
-            run_dispatch(self.gpu.mem, dispatch, arch=self.gpu.arch)
+            counters = run_dispatch(self.gpu.mem, dispatch, arch=self.gpu.arch)
+            stats = self.gpu.stats
+            stats.wave_insts += counters.wave_insts
+            stats.lane_ops += counters.lane_ops
+            stats.waves += counters.waves
         return True
 
     def _acquire_mem(self, p):

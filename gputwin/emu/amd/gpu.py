@@ -140,6 +140,9 @@ class _Stats:
     packets: int = 0
     dispatches: int = 0
     rounds: int = 0
+    wave_insts: int = 0   # summed over every dispatch's emulator counters
+    lane_ops: int = 0
+    waves: int = 0
     events: list = field(default_factory=list)
 
 

@@ -312,3 +312,16 @@ def test_hip_kernels_with_unnamed_arguments_and_dynamic_shared_memory(dev, hsaco
     dev.copyout(got, o)
     l = np.arange(64, dtype=np.uint32)
     assert (got == np.concatenate([(63 - l) * 7, (63 - l) * 7 + 1])).all()
+
+
+def test_emulated_gpu_counts_what_a_launch_executed(hsaco):
+    from gputwin.device import emulated_gpu, open_device
+    first, second = open_device("MOCKAMD,MOCKAMD")
+    gpu = emulated_gpu(second)
+    assert gpu is not None and gpu is not emulated_gpu(first)
+    before = (gpu.stats.dispatches, gpu.stats.wave_insts, gpu.stats.lane_ops)
+    out, want = run_saxpy(second, hsaco["v5"], n=256, block=64)
+    assert out.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    assert gpu.stats.dispatches == before[0] + 1
+    assert gpu.stats.wave_insts > before[1] and gpu.stats.lane_ops >= 256 + before[2]
+    assert emulated_gpu(first).stats.dispatches == 0
