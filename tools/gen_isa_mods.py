@@ -124,8 +124,14 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
         size, text = _dis_word(sw, fmt_name, dict(values, **{field: cur ^ bit}))
         if size and text != base_text:
             mods[field] = mods.get(field, 0) | bit
-    if fmt_name == "VOP3" and mods.get("op_sel") and "byte_sel:" in (_dis_word(sw, fmt_name, dict(values, op_sel=3))[1] or ""):
-        mods["byte_sel"] = 1   # gfx12 v_cvt_f32_fp8/bf8: OPSEL picks a byte, printed byte_sel:N
+    byte_sel = []
+    if fmt_name == "VOP3" and mods.get("op_sel"):
+        # gfx12 fp8/bf8 conversions: OPSEL bits pick a byte, printed byte_sel:N (each bit's share of N).
+        for i in range(4):
+            text = _dis_word(sw, fmt_name, dict(values, op_sel=1 << i))[1] or ""
+            byte_sel.append(int(text.split("byte_sel:")[1].split(" ")[0]) if "byte_sel:" in text else 0)
+    if any(byte_sel):
+        mods["byte_sel"] = byte_sel
     elif fmt_name in ("VOP3", "VOP3P") and mods.get("op_sel"):
         # Where each op_sel bit lands in the printed op_sel:[...] list (and how long the list is).
         pos = []

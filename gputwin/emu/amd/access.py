@@ -77,6 +77,23 @@ def _signed(dt):
     return np.int32 if dt == U32 else np.int64
 
 
+def _float(x):
+    return x.view(np.float32 if x.dtype == U32 else np.float64)
+
+
+def _fminmax(o, s, want_max: bool):
+    """Float atomic min/max on bit patterns, as LLVM's atomicrmw fmin/fmax (minNum/maxNum) that it
+    lowers them from: a NaN operand yields the other one (memory is left as is when both are NaN),
+    -0 orders below +0, denormals are kept. DECISION: to confirm on hardware."""
+    fo, fs = _float(o), _float(s)
+    sign_o, sign_s = np.signbit(fo), np.signbit(fs)
+    if want_max:
+        better = (fs > fo) | ((fs == fo) & sign_o & ~sign_s)
+    else:
+        better = (fs < fo) | ((fs == fo) & sign_s & ~sign_o)
+    return np.where(~np.isnan(fs) & (better | np.isnan(fo)), s, o)
+
+
 # op -> new value from (old, src, cmp); all typed unsigned (u32 or u64)
 ATOMIC_OPS = {
     "swap": lambda o, s, c: s,
@@ -96,6 +113,10 @@ ATOMIC_OPS = {
     "inc": lambda o, s, c: _inc(o, s),
     "dec": lambda o, s, c: _dec(o, s),
     "add_f32": lambda o, s, c: (_f32(o) + _f32(s)).view(U32),
+    # float forms (32- or 64-bit by the operand width): compare as floats, so +0 == -0 and NaN != NaN
+    "min_f": lambda o, s, c: _fminmax(o, s, False),
+    "max_f": lambda o, s, c: _fminmax(o, s, True),
+    "cmpswap_f": lambda o, s, c: np.where(_float(o) == _float(c), s, o),
 }
 # ufuncs that apply duplicates correctly with .at when no lane needs the old value
 _AT = {"add": np.add, "sub": np.subtract, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gputwin.emu.amd import cdna3, gfx12
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
@@ -96,8 +97,10 @@ def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> Program:
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
                  watchdog_s: float | None = None) -> Counters:
     """Run every workgroup of `dispatch` to completion; returns the executed-work counters."""
-    if arch != "gfx1100":
+    if arch != "gfx1100" and arch not in gfx12.ARCHES and arch != cdna3.ARCH:
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
+    if arch == cdna3.ARCH:
+        cdna3.check_dispatch(dispatch.wave64)
     if watchdog_s is None:
         watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
     deadline = time.monotonic() + watchdog_s
@@ -114,6 +117,8 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     wpg = -(-(bx * by * bz) // lanes)
     nwg = gx * gy * gz
     vgprs = ((d.rsrc1 & 0x3F) + 1) * (4 if d.wave64 else 8)        # granulated VGPR count (gfx10+)
+    if arch == cdna3.ARCH:
+        vgprs = cdna3.vgpr_count(d.rsrc1)                           # VGPRs + AGPRs, granules of 8
     per_lane = max(4 * vgprs, int(d.scratch_bytes_per_lane))
     batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
@@ -147,9 +152,14 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
     x, y, z = flat % bx, (flat // bx) % by, flat // (bx * by)
     v0 = (x | (y << 10 if tid_cnt >= 1 else 0) | (z << 20 if tid_cnt >= 2 else 0)).astype(np.uint32)
     local_wg = np.repeat(np.arange(nb), wpg)
-    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=_mode(d.rsrc1), pc=0,
+    rdna4 = prog.arch in gfx12.ARCHES
+    mode = gfx12.initial_mode(d.rsrc1) if rdna4 else _mode(d.rsrc1)
+    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=mode, pc=0,
                   exec_mask=np.tile(flat < bx * by * bz, (nb, 1)))
-    _init_sgprs(g, d, wgs[local_wg], gx, gy)
+    if rdna4:
+        gfx12.init_sgprs(g, d, wgs[local_wg], gx, gy, wpg)
+    else:
+        _init_sgprs(g, d, wgs[local_wg], gx, gy)
     g.put_vgpr(0, np.tile(v0, (nb, 1)))          # every lane, active or not, gets its ids
     ex = Executor(ctx, prog, deadline)
     ex.run([g])
@@ -170,7 +180,9 @@ def _init_sgprs(g: WaveGroup, d: Dispatch, wg_ids: np.ndarray, gx: int, gy: int)
         if d.rsrc2 >> bit & 1:
             g.s[i] = ids[comp]
             i += 1
-    if d.rsrc2 >> 10 & 1:
-        raise IllegalInstruction("COMPUTE_PGM_RSRC2.TG_SIZE_EN (workgroup info SGPR) is not modelled")
+    if d.rsrc2 >> 10 & 1:      # workgroup info (gfx10.3+): waves in the workgroup [5:0], wave id [24:20]
+        wpg = g.ctx.waves_per_group
+        g.s[i] = wpg | (g.waves % wpg).astype(np.uint32) << 20
+        i += 1
     if d.rsrc2 & 1:
         g.s[i] = 0   # private segment wave byte offset: scratch is addressed per lane from 0

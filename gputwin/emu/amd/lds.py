@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.amd import access
-from gputwin.errors import IllegalInstruction
+from gputwin.errors import IllegalInstruction, MemoryFault
 
 U32, U64 = np.uint32, np.uint64
+M0 = 125
 _DWORDS = {"b32": 1, "b64": 2, "b96": 3, "b128": 4}
 _SUB = {"u8": (1, False, None), "i8": (1, True, None), "u16": (2, False, None), "i16": (2, True, None),
         "u8_d16": (1, False, "lo"), "i8_d16": (1, True, "lo"), "u16_d16": (2, False, "lo"),
@@ -21,7 +22,8 @@ _ATOMICS = {  # stem -> (access op, 64-bit)
     "dec_u32": ("dec", 0), "min_i32": ("min_i", 0), "max_i32": ("max_i", 0), "min_u32": ("min_u", 0),
     "max_u32": ("max_u", 0), "and_b32": ("and", 0), "or_b32": ("or", 0), "xor_b32": ("xor", 0),
     "add_f32": ("add_f32", 0), "storexchg_rtn_b32": ("swap", 0), "cmpstore_b32": ("cmpswap", 0),
-    "mskor_b32": ("mskor", 0),
+    "mskor_b32": ("mskor", 0), "min_f32": ("min_f", 0), "max_f32": ("max_f", 0), "cmpstore_f32": ("cmpswap_f", 0),
+    "min_f64": ("min_f", 1), "max_f64": ("max_f", 1), "cmpstore_f64": ("cmpswap_f", 1),
     "add_u64": ("add", 1), "sub_u64": ("sub", 1), "rsub_u64": ("rsub", 1), "inc_u64": ("inc", 1),
     "dec_u64": ("dec", 1), "min_i64": ("min_i", 1), "max_i64": ("max_i", 1), "min_u64": ("min_u", 1),
     "max_u64": ("max_u", 1), "and_b64": ("and", 1), "or_b64": ("or", 1), "xor_b64": ("xor", 1),
@@ -81,9 +83,13 @@ def build(inst):
     op = inst.op
     if not op.startswith("ds_"):
         return None
+    if inst.gds:
+        raise IllegalInstruction(f"{op} with gds: the global data share (GDS) is not modelled")
     stem = op[3:]
     if stem == "nop":
         return lambda g: None
+    if stem in ("append", "consume"):
+        return _append(inst, stem == "consume")
     if stem in ("swizzle_b32", "permute_b32", "bpermute_b32"):
         return _cross_lane(inst, stem)
     kind, _, rest = stem.partition("_")
@@ -218,9 +224,12 @@ def _atomic(inst, name, wide, rtn):
         m = _mask(g)
         a = _Lds(g, addr, m, offset, nbytes)
         src = read(g, d0, m)
-        cmp = read(g, d1.index, m) if name in ("cmpswap", "mskor") else None
+        cmp = read(g, d1.index, m) if name in ("cmpswap", "cmpswap_f", "mskor") else None
         old = np.zeros(src.size, src.dtype)
         ins = slice(None) if a.all else a.inside
+        raw = _sel(g.vgpr(addr), m).astype(np.int64) + offset
+        if (raw % nbytes).any():                   # misaligned atomics fault (never a silent partial update)
+            raise MemoryFault(f"{inst.op}: misaligned LDS atomic", address=int(raw[np.argmax(raw % nbytes)]))
         if a.all or ins.any():
             r = access.atomic(g.ctx.lds, a.index[ins], name, src[ins], None if cmp is None else cmp[ins],
                               bool(wide), rtn)
@@ -232,6 +241,29 @@ def _atomic(inst, name, wide, rtn):
                 _write(g, dst + 1, m, (old >> U64(32)).astype(U32))
             else:
                 _write(g, dst, m, old)
+    return h
+
+
+def _append(inst, consume: bool):
+    """ds_append / ds_consume: per wave, the dword at M0[15:0] + offset in the workgroup's LDS is returned
+    to every active lane, then raised (lowered) by the number of active lanes. Waves apply in order; a
+    wave with EXEC = 0 leaves the counter as is. Outside the allocation: reads 0, the update is dropped."""
+    dst, offset = inst.operands["vdst"].index, int(inst.offset)
+
+    def h(g):
+        if g.exec_count == 0:
+            return
+        size = g.ctx.lds_bytes
+        counts = np.count_nonzero(g.exec, axis=1).astype(U32)
+        addr = (g.s[M0] & U32(0xFFFF)).astype(np.int64) + offset
+        if (addr & 3).any():
+            raise MemoryFault(f"{inst.op}: misaligned LDS address", address=int(addr[np.argmax(addr & 3)]))
+        inside = (addr + 4 <= size) & (counts > 0)
+        old = np.zeros(g.n, U32)
+        if inside.any():
+            old[inside] = access.atomic(g.ctx.lds, (g.wg * size + addr)[inside], "sub" if consume else "add",
+                                        counts[inside], None, False, True)
+        g.set_vgpr(dst, old[:, None])
     return h
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from gputwin.emu.amd import lds, salu, smem, sopk, sopp, vmem
+from gputwin.emu.amd import cdna3, gfx12, lds, mubuf, salu, smem, sopk, sopp, vmem
 from gputwin.errors import GpuFault, IllegalInstruction
 
 _VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
@@ -17,7 +17,7 @@ _BUILDERS = {
     "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": sopk.build, "SOPC": salu.build_sopc,
     "SOPP": sopp.build, "SMEM": smem.build, "DS": lds.build,
     "FLAT": vmem.build, "GLOBAL": vmem.build, "SCRATCH": vmem.build,
-    "MUBUF": lambda inst: (lambda g: None) if inst.op in ("buffer_gl0_inv", "buffer_gl1_inv") else None,
+    "MUBUF": mubuf.build,
 }
 MAX_CACHED = 64
 
@@ -44,9 +44,17 @@ def _valu_builder():
 _VALU = _valu_builder()
 
 
-def build_handler(inst):
+def build_handler(inst, arch: str = "gfx1100"):
     """handler(group) -> control for one decoded instruction; unmodelled ones raise when executed."""
     try:
+        if arch in gfx12.ARCHES:   # RDNA4: its own instructions, the rest under their gfx11 names
+            h = gfx12.build(inst)
+            if h is not None:
+                return h
+            inst = gfx12.as_gfx11(inst)
+        elif arch == cdna3.ARCH:   # CDNA3: AGPRs, MFMA, SDWA, GFX9 v_cmpx; the rest as gfx11 (isa/cdna3_names.py)
+            h = cdna3.handler(inst, build_handler)
+            return h if h is not None else cdna3.zero_high(inst, build_handler(inst))
         if inst.encoding in _VALU_ENCODINGS:
             if isinstance(_VALU, Exception):
                 raise IllegalInstruction(f"{inst.op}: VALU semantics failed to load: {_VALU}")
@@ -77,7 +85,7 @@ def exec_inert(inst) -> bool:
         return True
     if enc in ("DS", "GLOBAL", "FLAT", "SCRATCH"):
         return inst.op not in ("ds_append", "ds_consume")
-    return enc == "SOPP" and inst.op in sopp.NOPS
+    return enc == "SOPP" and (inst.op in sopp.NOPS or inst.op in gfx12.NOPS)
 
 
 class Program:
@@ -93,7 +101,7 @@ class Program:
         self._seen = b""                 # code bytes [0, len) as they were when last checked
         self._inert: dict[tuple[int, int], int | None] = {}
         for off, inst in insts or ():
-            self.steps[off] = (build_handler(inst), off + inst.size, inst)
+            self.steps[off] = (build_handler(inst, arch), off + inst.size, inst)
 
     def step(self, pc: int):
         st = self.steps.get(pc)
@@ -137,7 +145,7 @@ class Program:
         except Exception as e:  # the decoder's own errors: report the raw bytes, never crash
             raw = bytes(self.code[pc:pc + 8]).hex()
             return (_raiser(IllegalInstruction(f"undecodable instruction bytes {raw}: {e}")), pc, None)
-        return (build_handler(inst), pc + inst.size, inst)
+        return (build_handler(inst, self.arch), pc + inst.size, inst)
 
 
 _CACHE: "OrderedDict[tuple, Program]" = OrderedDict()

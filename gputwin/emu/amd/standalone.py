@@ -87,7 +87,7 @@ class Kernel:
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0,
                  watchdog_s: float | None = None) -> Counters:
         d = self.dispatch(*args, grid=grid, block=block, dynamic_lds=dynamic_lds)
-        return run_dispatch(self.arena.mem, d, watchdog_s=watchdog_s)
+        return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s)
 
 
 def _pointer(v) -> int:

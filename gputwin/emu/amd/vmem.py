@@ -15,11 +15,12 @@ import numpy as np
 
 from gputwin.emu.amd import access
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+from gputwin.emu.amd.wave import compact
 from gputwin.errors import IllegalInstruction, MemoryFault
 
 U32, U64 = np.uint32, np.uint64
 # load/store suffix -> (bytes, signed, d16 half): d16 half "lo"/"hi" keeps the other 16 bits of vdst
-_SIZES = {
+SIZES = {
     "b32": (4, False, None), "b64": (8, False, None), "b96": (12, False, None), "b128": (16, False, None),
     "u8": (1, False, None), "i8": (1, True, None), "u16": (2, False, None), "i16": (2, True, None),
     "b8": (1, False, None), "b16": (2, False, None),
@@ -27,11 +28,12 @@ _SIZES = {
     "d16_hi_u8": (1, False, "hi"), "d16_hi_i8": (1, True, "hi"), "d16_hi_b16": (2, False, "hi"),
     "d16_hi_b8": (1, False, "hi"),
 }
-_ATOMIC_NAMES = {  # mnemonic stem (after "<seg>_atomic_") -> (access.ATOMIC_OPS key, 64-bit)
+ATOMIC_NAMES = {  # mnemonic stem (after "<seg>_atomic_") -> (access.ATOMIC_OPS key, 64-bit)
     "swap_b32": ("swap", 0), "cmpswap_b32": ("cmpswap", 0), "add_u32": ("add", 0), "sub_u32": ("sub", 0),
     "csub_u32": ("csub", 0), "min_i32": ("min_i", 0), "min_u32": ("min_u", 0), "max_i32": ("max_i", 0),
     "max_u32": ("max_u", 0), "and_b32": ("and", 0), "or_b32": ("or", 0), "xor_b32": ("xor", 0),
     "inc_u32": ("inc", 0), "dec_u32": ("dec", 0), "add_f32": ("add_f32", 0),
+    "min_f32": ("min_f", 0), "max_f32": ("max_f", 0), "cmpswap_f32": ("cmpswap_f", 0),
     "swap_b64": ("swap", 1), "cmpswap_b64": ("cmpswap", 1), "add_u64": ("add", 1), "sub_u64": ("sub", 1),
     "min_i64": ("min_i", 1), "min_u64": ("min_u", 1), "max_i64": ("max_i", 1), "max_u64": ("max_u", 1),
     "and_b64": ("and", 1), "or_b64": ("or", 1), "xor_b64": ("xor", 1), "inc_u64": ("inc", 1),
@@ -40,7 +42,7 @@ _ATOMIC_NAMES = {  # mnemonic stem (after "<seg>_atomic_") -> (access.ATOMIC_OPS
 
 
 # --- address -> (buffer, byte offsets) -------------------------------------------------------------
-def _global_targets(g, addrs: np.ndarray, nbytes: int, write: bool):
+def global_targets(g, addrs: np.ndarray, nbytes: int, write: bool):
     """[(buffer, offsets, lane selection)] covering every address; MemoryFault on a bad one."""
     mem = g.ctx.mem
     if addrs.size == 0:
@@ -107,9 +109,9 @@ class _Addr:
                 return None
             base = int(lo_b[0]) | int(hi_b[0]) << 32
         else:
-            hi = g.vgpr(self.vaddr.index + 1)
+            hi = compact(g.vgpr(self.vaddr.index + 1))
             h0 = int(hi.flat[0])
-            if not (hi == h0).all():
+            if hi.size > 1 and not (hi == h0).all():
                 return None
             base = h0 << 32
         base += self.offset
@@ -183,7 +185,7 @@ class _Addr:
             shared, private = hi == SHARED_APERTURE_HI, hi == PRIVATE_APERTURE_HI
             if shared.any() or private.any():
                 return _flat_split(g, a, mask, shared, private, nbytes, write)
-        return _global_targets(g, a, nbytes, write)
+        return global_targets(g, a, nbytes, write)
 
 
 _APERTURES = (SHARED_APERTURE_HI, PRIVATE_APERTURE_HI)
@@ -197,7 +199,7 @@ def _flat_split(g, a, mask, shared, private, nbytes, write):
     lane_ids = _sel(g.waves[:, None] * g.lanes + np.arange(g.lanes), mask)
     for part, sel in ((lambda s: _lds_targets(g, low[s], wg[s], nbytes), shared),
                       (lambda s: _scratch_targets(g, low[s], lane_ids[s], nbytes, write), private),
-                      (lambda s: _global_targets(g, a[s], nbytes, write), glob)):
+                      (lambda s: global_targets(g, a[s], nbytes, write), glob)):
         if sel.any():
             for buf, offs, sub in part(sel):
                 full = sel.copy()
@@ -239,7 +241,7 @@ def build(inst):
     kind, _, size = rest.partition("_")
     if kind == "atomic":
         return _build_atomic(inst, size)
-    spec = _SIZES.get(size)
+    spec = SIZES.get(size)
     if kind not in ("load", "store") or spec is None:
         return None
     addr = _Addr(inst)
@@ -329,7 +331,7 @@ def _build_store(inst, addr, nbytes, half):
 
 
 def _build_atomic(inst, stem):
-    ent = _ATOMIC_NAMES.get(stem)
+    ent = ATOMIC_NAMES.get(stem)
     if ent is None:
         raise IllegalInstruction(f"{inst.op} is not modelled")
     name, wide = ent
@@ -351,7 +353,7 @@ def _build_atomic(inst, stem):
         mask = _lanes(g)
         targets = addr.targets(g, mask, nbytes, True)
         src = read(g, data, mask)
-        cmp = read(g, data + w, mask) if name == "cmpswap" else None
+        cmp = read(g, data + w, mask) if name.startswith("cmpswap") else None
         old = np.empty(src.size, src.dtype)
         for buf, offs, sel in targets:
             if (offs % nbytes).any():

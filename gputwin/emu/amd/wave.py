@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.emu.amd import hostmem  # noqa: F401 - tunes malloc for big arrays on import
 from gputwin.errors import IllegalInstruction
 
 NUM_SGPR_SLOTS = 128
+NUM_VGPR_SLOTS = 515   # 0..255 VGPRs; 256..511 CDNA3 AGPRs a0..a255, 512..514 its SDWA scratch (emu/amd/cdna3.py)
 VCC, NULL, M0, EXEC = 106, 124, 125, 126
 SRC_VCCZ, SRC_EXECZ, SRC_SCC = 251, 252, 253
 APERTURES = (235, 236, 237, 238)  # src_shared_base/limit, src_private_base/limit
@@ -43,7 +45,7 @@ class WaveGroup:
         self.mode = int(mode)
         self.pc = int(pc)                   # byte offset from the dispatch's code address
         self.s = np.zeros((NUM_SGPR_SLOTS, self.n), np.uint32)
-        self.v: list[np.ndarray | None] = [None] * 256
+        self.v: list[np.ndarray | None] = [None] * NUM_VGPR_SLOTS
         self.scc = np.zeros(self.n, bool)
         self._masks: dict[int, np.ndarray] = {}
         self.set_exec(np.zeros((self.n, self.lanes), bool) if exec_mask is None else exec_mask)
@@ -66,10 +68,8 @@ class WaveGroup:
     # --- VGPRs ---------------------------------------------------------------------------------
     def vgpr(self, reg: int) -> np.ndarray:
         a = self.v[reg]
-        if a is None:
-            a = np.zeros((self.n, self.lanes), np.uint32)
-            a.flags.writeable = False
-            self.v[reg] = a
+        if a is None:                       # unwritten: zeros, as a broadcast (no memory to fill)
+            a = self.v[reg] = np.broadcast_to(_ZERO, (self.n, self.lanes))
         return a
 
     def set_vgpr(self, reg: int, value, mask: np.ndarray | None = None) -> None:
@@ -98,7 +98,7 @@ class WaveGroup:
 
     def put_vgpr(self, reg: int, arr: np.ndarray) -> None:
         """Store a full (n, L) uint32 array as VGPR `reg` (every lane; the group takes ownership)."""
-        if not 0 <= reg < 256:
+        if not 0 <= reg < NUM_VGPR_SLOTS:
             raise IllegalInstruction(f"VGPR v{reg} out of range")
         if arr.flags.writeable:
             arr.flags.writeable = False
@@ -208,13 +208,26 @@ class WaveGroup:
         g.n = int(g.waves.size)
         g.s = np.concatenate([x.s for x in groups], axis=1)
         live = sorted({r for x in groups for r, a in enumerate(x.v) if a is not None})
-        g.v = [None] * 256
+        g.v = [None] * NUM_VGPR_SLOTS
         for r in live:
             g.v[r] = _ro(np.concatenate([x.vgpr(r) for x in groups]))
         g.scc = np.concatenate([x.scc for x in groups])
         g._masks = {}
         g.set_exec(np.concatenate([x.exec for x in groups]))
         return g
+
+
+_ZERO = np.zeros((), np.uint32)
+
+
+def compact(a):
+    """The smallest array that broadcasts to the same values as register array `a`: a 0-d array when `a`
+    is a broadcast of one value, an (n, 1) column when it is a broadcast of one value per wave, else `a`.
+    Looks only at strides (free); VALU and memory fast paths use it to work per wave rather than per lane."""
+    st = getattr(a, "strides", None)
+    if st is None or a.ndim != 2 or st[1] != 0 or a.size == 0:
+        return a
+    return a[0, 0] if st[0] == 0 else a[:, :1]
 
 
 def _own_mask(mask, n: int, lanes: int) -> np.ndarray:

@@ -224,3 +224,21 @@ def test_scratch_backing_must_be_mapped_when_given():
         run_dispatch(Arena().mem, dispatch(text, scratch_bytes_per_lane=16, scratch_base=0x7000000))
     arena = Arena()
     run_dispatch(arena.mem, dispatch(text, scratch_bytes_per_lane=16, scratch_base=arena.alloc(4096)))
+
+
+@pytest.mark.parametrize("wave64", [False, True])
+def test_workgroup_info_sgpr_holds_wave_count_and_wave_id(wave64):
+    arena = Arena()
+    out = arena.alloc(4 * 2 * 160)
+    text = """s_mul_i32 s4, s2, 160
+v_add_nc_u32 v1, s4, v0
+v_lshlrev_b32 v1, 2, v1
+v_mov_b32 v2, s3
+global_store_b32 v1, v2, s[0:1]"""
+    run_dispatch(arena.mem, dispatch(text, grid=(2, 1, 1), block=(160, 1, 1), wave64=wave64,
+                                     user_sgprs=[out & 0xFFFFFFFF, out >> 32],
+                                     rsrc2=rsrc2(user=2, tgid=(1, 0, 0)) | 1 << 10))
+    lanes = 64 if wave64 else 32
+    waves = -(-160 // lanes)
+    item = np.arange(2 * 160) % 160
+    assert (arena.array(out, np.uint32, 2 * 160) == waves | (item // lanes) << 20).all()

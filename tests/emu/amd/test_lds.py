@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from gputwin.errors import IllegalInstruction, MemoryFault
 from tests.emu.amd.helpers import run
 
 LANE = np.arange(32, dtype=np.uint32)
@@ -96,3 +98,64 @@ def test_mskor_clears_then_sets_bits():
     g = run("ds_store_b32 v1, v2\nds_mskor_rtn_b32 v5, v1, v3, v4\nds_load_b32 v6, v1", n=1, lds_bytes=4,
             vgprs={1: 0, 2: 0xFF00FF00, 3: 0x0000FFFF, 4: 0x00000001}, exec_mask=np.eye(1, 32, dtype=bool))
     assert int(g.vgpr(5)[0, 0]) == 0xFF00FF00 and int(g.vgpr(6)[0, 0]) == 0xFF000001
+
+
+def _f64_bits(x):
+    return np.asarray(x, np.float64).view(np.uint64)
+
+
+def test_lds_f64_min_max_cmpstore_and_f32_forms_in_lane_order():
+    vals = np.array([3.0, -0.0, 0.0, np.nan, -1e-310, 5e-324, -np.inf, 2.5] * 4)   # denormals, zeros, NaN
+    vb = _f64_bits(vals)
+    lo, hi = (vb & np.uint64(0xFFFFFFFF)).astype(np.uint32), (vb >> np.uint64(32)).astype(np.uint32)
+    g = run("""ds_store_b64 v1, v[8:9]
+ds_store_b64 v1, v[8:9] offset:8
+ds_min_rtn_f64 v[4:5], v1, v[2:3]
+ds_max_f64 v1, v[2:3] offset:8
+ds_cmpstore_rtn_f64 v[6:7], v1, v[10:11], v[12:13] offset:16
+ds_min_f32 v1, v14 offset:24
+ds_cmpstore_f32 v1, v15, v16 offset:28
+ds_load_b128 v[20:23], v1
+ds_load_b128 v[24:27], v1 offset:16""", n=1, lds_bytes=64,
+            vgprs={1: 0, 2: lo, 3: hi, 8: 0, 9: 0x40240000,            # memory starts at 10.0
+                   10: LANE, 11: 0, 12: np.where(LANE == 0, 0, LANE - 1), 13: 0,   # chain 0 -> 1 -> 2 ...
+                   14: np.float32(-0.0).view(np.uint32), 15: 0x3F800000, 16: 0x80000000})
+    mins = [10.0]
+    for v in vals[:-1]:
+        m = mins[-1]
+        mins.append(m if np.isnan(v) or not (v < m or (v == m and np.signbit(v))) else v)
+    olds = g.vgpr(4)[0].astype(np.uint64) | g.vgpr(5)[0].astype(np.uint64) << np.uint64(32)
+    assert olds.tolist() == _f64_bits(mins).tolist()
+    words = [int(w) for w in (g.vgpr(20 + k)[0, 0] for k in range(8))]
+    as64 = lambda i: words[i] | words[i + 1] << 32
+    assert as64(0) == int(_f64_bits(-np.inf)) and as64(2) == int(_f64_bits(10.0))   # max: 10 stays
+    # cmpstore chain: lane i compares memory with i - 1 (lane 0 with 0) and stores i: ends at 31
+    assert as64(4) == 31 and (g.vgpr(6)[0] == np.r_[0, np.arange(31)]).all()
+    assert words[6] == 0x80000000                 # min(+0 (zero LDS), -0) = -0
+    assert words[7] == 0x3F800000                 # f32 cmpstore: LDS +0 equals comparand -0 as floats
+
+
+def test_append_and_consume_count_active_lanes_wave_by_wave():
+    ex = np.ones((3, 32), bool)
+    ex[1, 10:] = False                           # 10 lanes in wave 1
+    ex[2] = False                                # wave 2 does not issue
+    g = run("""s_mov_b32 m0, 8
+ds_append v1 offset:4
+ds_consume v2 offset:8
+ds_load_b32 v3, v4 offset:12
+ds_load_b32 v5, v4 offset:16""", n=3, waves_per_group=3, lds_bytes=64, exec_mask=ex,
+            vgprs={1: 0xAAAA, 2: 0xBBBB, 4: 0})
+    # counters at 12 (append) and 16 (consume) start at 0; each wave sees the value before its lanes count
+    assert (g.vgpr(1)[0] == 0).all() and (g.vgpr(1)[1, :10] == 32).all() and (g.vgpr(1)[1, 10:] == 0xAAAA).all()
+    assert (g.vgpr(2)[1, :10] == (-32) & 0xFFFFFFFF).all() and (g.vgpr(1)[2] == 0xAAAA).all()
+    assert int(g.vgpr(3)[0, 0]) == 42 and int(g.vgpr(5)[0, 0]) == (-42) & 0xFFFFFFFF
+
+
+def test_gds_accesses_are_not_modelled():
+    with pytest.raises(IllegalInstruction, match="GDS"):
+        run("ds_add_u32 v1, v2 gds", n=1, lds_bytes=64)
+
+
+def test_misaligned_lds_atomic_faults():
+    with pytest.raises(MemoryFault, match="misaligned"):
+        run("ds_add_u32 v1, v2", n=1, lds_bytes=64, vgprs={1: 2})

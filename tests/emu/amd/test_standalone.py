@@ -377,3 +377,84 @@ def test_three_dimensional_grid_and_workgroup_ids(wave64):
     assert (got[..., 0] == x).all() and (got[..., 1] == y).all() and (got[..., 2] == z).all()
     local = (x % 4) | (y % 2) << 8 | (z % 3) << 16 | (z // 3) << 24
     assert (got[..., 3] == local).all()
+
+
+# --- float_atomics.cl: hardware float atomics (-munsafe-fp-atomics) and ds_append --------------------
+def _num_fold(vals, want_max):
+    """maxNum / minNum over vals: NaNs skipped, +0 above -0."""
+    v = [x for x in vals.tolist() if x == x]
+    key = (lambda x: (x, not np.signbit(x))) if want_max else (lambda x: (x, not np.signbit(x)))
+    return (max if want_max else min)(v, key=key)
+
+
+def _hard_floats(rng, n):
+    x = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 20, n)).astype(np.float32)
+    x[:8] = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, 3.0e38, -2.5e-39, 1.0], np.float32)
+    return x
+
+
+@WAVES
+def test_global_float_atomic_add_folds_in_wave_and_lane_order(wave64):
+    arena, k = kernel("float_atomics", "fadd", wave64)
+    n = 512
+    x = _hard_floats(np.random.default_rng(21), n)
+    x = x[np.random.default_rng(22).permutation(n)]
+    sums, first, old = arena.alloc(16), arena.alloc(4, np.float32([0.75])), arena.alloc(4 * n)
+    k(sums, first, old, arena.alloc(4 * n, x), grid=(2, 1, 1), block=(256, 1, 1))
+    # the emulator applies atomics on one address lane by lane, waves in order: a sequential f32 fold
+    want = [np.add.accumulate(x[j::4], dtype=np.float32)[-1] for j in range(4)]
+    assert bits(arena.array(sums, np.float32, 4)).tolist() == bits(np.array(want, np.float32)).tolist()
+    prefix = np.add.accumulate(np.r_[np.float32(0.75), x], dtype=np.float32)
+    assert (bits(arena.array(old, np.float32, n)) == bits(prefix[:-1])).all()
+    assert bits(arena.array(first, np.float32, 1))[0] == bits(prefix[-1])
+
+
+@WAVES
+def test_global_float_atomic_min_max_skip_nan_and_order_signed_zeros(wave64):
+    arena, k = kernel("float_atomics", "fminmax", wave64)
+    n = 256
+    rng = np.random.default_rng(23)
+    # the compiler folds each wave first (v_max/v_min) and one lane per wave applies the atomic: wave 0's
+    # extreme is the losing zero, a later wave's the winning one; a whole wave of NaNs sends NaN
+    for sign in (-1.0, 1.0):                          # max over non-positive values, min over non-negative
+        y = (sign * rng.uniform(1.0, 5.0, n)).astype(np.float32)
+        y[0], y[200] = (-0.0, 0.0) if sign < 0 else (0.0, -0.0)
+        y[64:128] = np.nan
+        m = arena.alloc(8, np.array([-np.inf, np.inf], np.float32))
+        k(m, arena.alloc(4 * n, y), grid=(1, 1, 1), block=(256, 1, 1))
+        got = bits(arena.array(m, np.float32, 2))
+        want = np.array([_num_fold(y, True), _num_fold(y, False)], np.float32)
+        assert got.tolist() == bits(want).tolist()
+        assert want[0 if sign < 0 else 1] == 0                 # the zero case is the one checked
+
+
+@WAVES
+def test_lds_float_and_double_atomics_reduce_per_workgroup(wave64):
+    arena, k = kernel("float_atomics", "lds_reduce", wave64)
+    rng = np.random.default_rng(24)
+    n, groups = 512, 4
+    x = rng.integers(-1000, 1000, n).astype(np.float32)            # exact sums in any order
+    d = rng.standard_normal(n) * 2.0 ** rng.integers(-1060, 1000, n)
+    d[:4] = [-0.0, 0.0, 5e-324, -5e-324]
+    of, od = arena.alloc(4 * 3 * groups), arena.alloc(8 * 2 * groups)
+    k(of, od, arena.alloc(4 * n, x), arena.alloc(8 * n, d), grid=(groups, 1, 1), block=(128, 1, 1))
+    xs, ds = x.reshape(groups, -1), d.reshape(groups, -1)
+    want_f = np.stack([xs.sum(axis=1), xs.min(axis=1), xs.max(axis=1)], axis=1).astype(np.float32)
+    want_d = np.array([[_num_fold(r, False), _num_fold(r, True)] for r in ds])
+    assert (bits(arena.array(of, np.float32, 3 * groups)) == bits(want_f.ravel())).all()
+    assert (bits(arena.array(od, np.float64, 2 * groups)) == bits(want_d.ravel())).all()
+
+
+@WAVES
+def test_ds_append_compacts_each_workgroup_in_wave_order(wave64):
+    arena, k = kernel("float_atomics", "compact", wave64)
+    n, block = 768, 256
+    x = np.random.default_rng(25).integers(0, 1 << 20, n).astype(np.uint32)
+    out, count = arena.alloc(4 * n), arena.alloc(4 * 3)
+    k(out, count, arena.alloc(4 * n, x), grid=(3, 1, 1), block=(block, 1, 1))
+    got = arena.array(out, np.uint32, n).reshape(3, block)
+    for g in range(3):
+        odd = x[g * block:(g + 1) * block]
+        odd = odd[odd & 1 == 1]
+        assert arena.array(count, np.uint32, 3)[g] == odd.size
+        assert (got[g, :odd.size] == odd).all() and (got[g, odd.size:] == 0).all()

@@ -144,3 +144,85 @@ def test_consecutive_multi_dword_store_and_load_round_trip():
     words = arena.array(va + 8, np.uint32, 128).reshape(64, 2)
     assert (words[:, 0] == np.tile(LANE, 2)).all() and (words[:, 1] == np.tile(100 + LANE, 2)).all()
     assert (g.vgpr(4) == LANE).all() and (g.vgpr(5) == 100 + LANE).all()
+
+
+# --- float atomics: one address hit by every lane in lane order, EXEC-masked lanes skipped ----------
+F32 = np.float32
+HARD_F32 = np.array([1.5, -0.0, 0.0, 1e-45, -1e-45, 3.4e38, 3.4e38, -np.inf, np.nan, 2.0, -3.25, 1e-40,
+                     0.1, 0.2, 0.3, -0.0] * 2, F32)
+
+
+def _fminmax_ref(old, src, want_max):
+    """minNum / maxNum on bits: a NaN operand yields the other (memory kept when both are NaN),
+    -0 below +0."""
+    o, s = np.uint32(old).view(F32), np.uint32(src).view(F32)
+    if np.isnan(s):
+        return old
+    if np.isnan(o):
+        return src
+    if o == s:
+        neg_o, neg_s = np.signbit(o), np.signbit(s)
+        return (old if neg_s or not neg_o else src) if want_max else (src if neg_s and not neg_o else old)
+    return src if (s > o) == want_max else old
+
+
+def _sequential(op, start, lanes, active):
+    """(pre-op values per lane, final memory) applying op lane by lane over the active lanes."""
+    mem, olds = start, []
+    for v, a in zip(lanes, active):
+        olds.append(mem)
+        if a:
+            mem = op(mem, v)
+    return olds, mem
+
+
+@pytest.mark.parametrize("name", ["add", "min", "max"])
+def test_float_atomics_apply_lane_by_lane_and_return_pre_op_bits(name):
+    bits = HARD_F32.view(np.uint32)
+    start = np.float32(0.5).view(np.uint32)
+    arena, va, s = setup(np.array([start, 0, 0, 0], np.uint32))
+    ex = np.ones((1, 32), bool)
+    ex[0, 5::7] = False
+    g = run(f"global_atomic_{name}_f32 v2, v1, v3, s[0:1] glc\nglobal_atomic_{name}_f32 v1, v3, s[0:1] offset:4",
+            n=1, sgprs=s, vgprs={1: 0, 2: 0xDEAD, 3: bits}, exec_mask=ex, mem=arena.mem)
+    op = {"add": lambda m, v: int((np.float32(np.uint32(m).view(F32)) + np.uint32(v).view(F32)).view(np.uint32)),
+          "min": lambda m, v: int(_fminmax_ref(np.uint32(m), np.uint32(v), False)),
+          "max": lambda m, v: int(_fminmax_ref(np.uint32(m), np.uint32(v), True))}[name]
+    with np.errstate(all="ignore"):
+        olds, final = _sequential(op, int(start), [int(b) for b in bits], ex[0])
+        _, final0 = _sequential(op, 0, [int(b) for b in bits], ex[0])
+    got = arena.array(va, np.uint32, 2)
+    assert int(got[0]) == final and int(got[1]) == final0
+    assert [int(x) for x in g.vgpr(2)[0, ex[0]]] == [o for o, a in zip(olds, ex[0]) if a]
+    assert (g.vgpr(2)[0, ~ex[0]] == 0xDEAD).all()                     # masked lanes keep their VGPR
+
+
+def test_float_atomic_min_max_pick_minus_zero_and_skip_nan():
+    pos0, neg0, qnan = 0x00000000, 0x80000000, 0x7FC00000
+    arena, va, s = setup(np.array([pos0, neg0, qnan, 0x3F800000], np.uint32))
+    run("""global_atomic_min_f32 v1, v2, s[0:1]
+global_atomic_max_f32 v1, v3, s[0:1] offset:4
+global_atomic_min_f32 v1, v3, s[0:1] offset:8
+global_atomic_max_f32 v1, v4, s[0:1] offset:12""", n=1, sgprs=s,
+        vgprs={1: 0, 2: neg0, 3: pos0, 4: qnan}, exec_mask=np.eye(1, 32, dtype=bool), mem=arena.mem)
+    # min(+0, -0) = -0; max(-0, +0) = +0; min(NaN, +0) = +0; max(1.0, NaN) = 1.0
+    assert arena.array(va, np.uint32, 4).tolist() == [neg0, pos0, pos0, 0x3F800000]
+
+
+def test_float_cmpswap_compares_as_floats():
+    # memory +0 with comparand -0 swaps (equal as floats); NaN never equals itself; DATA[63:32] is the comparand
+    arena, va, s = setup(np.array([0x00000000, 0x7FC00000], np.uint32))
+    g = run("""global_atomic_cmpswap_f32 v6, v1, v[2:3], s[0:1] glc
+global_atomic_cmpswap_f32 v7, v1, v[4:5], s[0:1] offset:4 glc""", n=1, sgprs=s,
+            vgprs={1: 0, 2: 0x40490FDB, 3: 0x80000000, 4: 0x3F800000, 5: 0x7FC00000},
+            exec_mask=np.eye(1, 32, dtype=bool), mem=arena.mem)
+    assert arena.array(va, np.uint32, 2).tolist() == [0x40490FDB, 0x7FC00000]
+    assert int(g.vgpr(6)[0, 0]) == 0 and int(g.vgpr(7)[0, 0]) == 0x7FC00000
+
+
+def test_flat_atomic_add_f32_reaches_global_memory():
+    arena, va, _ = setup(np.array([np.float32(1.0).view(np.uint32)], np.uint32))
+    g = run("flat_atomic_add_f32 v6, v[2:3], v4 glc", n=2,
+            vgprs={2: va & 0xFFFFFFFF, 3: va >> 32, 4: np.float32(0.25).view(np.uint32)}, mem=arena.mem)
+    assert arena.array(va, np.float32, 1)[0] == 1.0 + 64 * 0.25
+    assert (g.vgpr(6).view(np.float32).ravel() == 1.0 + 0.25 * np.arange(64)).all()

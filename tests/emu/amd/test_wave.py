@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gputwin.emu.amd.wave import WaveGroup
+from gputwin.emu.amd.wave import WaveGroup, compact
 from gputwin.errors import IllegalInstruction
 
 
@@ -77,3 +77,19 @@ def test_a_vgpr_written_from_an_sgpr_does_not_follow_later_sgpr_writes():
     g.set_vgpr(3, g.sgpr(0)[:, None])                         # what v_mov_b32 v3, s0 hands over
     g.set_sgpr(0, np.array([7, 8], np.uint32))
     assert g.vgpr(3)[:, 0].tolist() == [5, 6]
+
+
+def test_compact_views_registers_stored_per_wave_or_uniform():
+    g = group()
+    assert (g.vgpr(5) == 0).all() and compact(g.vgpr(5)).ndim == 0      # unwritten: one zero, no memory
+    g.set_vgpr(1, np.array([[7], [8], [9]], np.uint32))                  # one value per wave
+    col = compact(g.vgpr(1))
+    assert col.shape == (3, 1) and col[:, 0].tolist() == [7, 8, 9]
+    full = np.arange(96, dtype=np.uint32).reshape(3, 32)
+    g.set_vgpr(2, full)
+    assert compact(g.vgpr(2)) is g.vgpr(2)
+    ex = np.ones((3, 32), bool)
+    ex[1, 4] = False
+    g.set_exec(ex)
+    g.set_vgpr(1, np.uint32(3))                                          # a partial write makes it per lane
+    assert compact(g.vgpr(1)).shape == (3, 32) and int(g.vgpr(1)[1, 4]) == 8

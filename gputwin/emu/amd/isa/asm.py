@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from . import sopp_imm
-from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
+from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, cache_policy, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
 from .encode import Encoder
 from .inst import Inst, Operand
@@ -192,12 +192,16 @@ class Assembler:
     def _match(self, info: OpInfo, dpp_form: bool, rest: str, col: int) -> tuple[Inst, str | None]:
         ops, mods = self._split(info, rest, col)
         modmap = self._mods(info, mods, dpp_form)
-        glc = "glc" in modmap
+        if self.table.family == "rdna4":   # TH bit 0 is TH_ATOMIC_RETURN
+            glc = bool(cache_policy(self.table, info, modmap.get("th", (None,))[0], modmap.get("scope", (None,))[0],
+                                    col)[0] & 1) if info.rtn_slots else False
+        else:
+            glc = "glc" in modmap
         slots = info.rtn_slots if info.rtn_slots and len(ops) == len(info.rtn_slots) else info.slots
         if slots and slots[-1].kind.endswith("_opt") and len(ops) == len(slots) - 1:
             slots = slots[:-1]   # s_endpgm: the immediate may be left out (0)
-        if info.rtn_slots and slots is info.rtn_slots and not glc:
-            raise Fail("the returning form of an atomic needs glc", col)
+        if info.rtn_slots and (slots is info.rtn_slots) != glc:
+            raise Fail("the returning form of an atomic needs glc (gfx12: th:TH_ATOMIC_RETURN), and only it", col)
         if len(ops) != len(slots):   # point at the first extra operand, or just past the last one
             at = ops[len(slots)][1] if len(ops) > len(slots) else ops[-1][1] + len(ops[-1][0]) if ops else col
             raise Fail(f"{info.name} takes {len(slots)} operands, got {len(ops)}", at)
@@ -253,6 +257,11 @@ class Assembler:
                 if p.kind != "vgpr" or p.count > 2:
                     raise Fail("expected off or a VGPR address", c)
                 operands["vaddr"] = Operand("vgpr", p.index, p.count)
+                continue
+            if s.kind == "offset":   # gfx12 s_prefetch_*: the offset written as an operand
+                if p.kind != "int":
+                    raise Fail("expected an offset", c)
+                kw["offset"] = p.value
                 continue
             if s.kind == "imm":
                 if p.kind != "int" or not 0 <= p.value < 128:
@@ -328,7 +337,7 @@ class Assembler:
                 raise Fail("16-bit operands of e32 forms use v0..v127", c)
             return Operand("vgpr", p.index, p.count)
         if k == "s":
-            if s.role == "soffset" and p.kind == "int" and info.fmt.name in ("MUBUF", "MTBUF"):
+            if s.role == "soffset" and p.kind == "int" and info.fmt.name in ("MUBUF", "MTBUF") and s.width == 8:
                 try:
                     return immediate(p, "b32", True, False)
                 except OperandError as e:
@@ -409,6 +418,9 @@ _ASSEMBLERS: dict[tuple[str, bool], Assembler] = {}
 
 
 def assembler(arch: str, wave64: bool = False) -> Assembler:
+    if load(arch).family == "cdna3":   # GFX9 syntax around the shared parser (asm_cdna3.py)
+        from .asm_cdna3 import cdna3_assembler
+        return cdna3_assembler(arch)
     if (arch, wave64) not in _ASSEMBLERS:
         _ASSEMBLERS[(arch, wave64)] = Assembler(arch, wave64)
     return _ASSEMBLERS[(arch, wave64)]

@@ -21,6 +21,17 @@ DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
+def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int) -> tuple[int, int]:
+    """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope."""
+    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
+    kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
+    by_text = {t: k for k, t in table.cpol[kind].items()}
+    if text not in by_text:
+        raise Fail(f"unknown cache policy {text!r}", col)
+    th_v, scope_v = by_text[text].split(",")
+    return int(th_v), int(scope_v)
+
+
 def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
     """The modifiers after the operands (clamp, omod, op_sel, offsets, cache bits, DPP...) into an Inst."""
     enc, mods = info.enc, info.mods
@@ -48,6 +59,13 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         if not lo <= x <= hi:
             raise Fail(f"{name} out of range", c)
         return x
+
+    def cachepol():
+        th, c = take("th")
+        scope, c2 = take("scope")
+        extra["th"], extra["scope"] = cache_policy(table, info, th, scope, c if th else c2)
+
+    gfx12 = table.family == "rdna4"
 
     def bits(name, n):
         v, c = take(name)
@@ -98,6 +116,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         if any(opsel):
             kw["op_sel"] = tuple(opsel)
     elif enc == "SMEM":
+        bits = 24 if gfx12 else 21
         so = operands.get("soffset")
         if so is not None and so.kind == "imm":
             operands["soffset"] = Operand("sgpr", 124)
@@ -105,13 +124,20 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             if "offset" in left:
                 raise Fail("two offsets", left["offset"][1])
         elif "offset" in left:
-            kw["offset"] = intval("offset", -(1 << 20), (1 << 20) - 1)
-        kw.update(glc=flag("glc"), dlc=flag("dlc"))
-        if kw.get("offset", 0) and not -(1 << 20) <= kw["offset"] < 1 << 20:
+            kw["offset"] = intval("offset", -(1 << bits - 1), (1 << bits - 1) - 1)
+        if gfx12:
+            cachepol()
+        else:
+            kw.update(glc=flag("glc"), dlc=flag("dlc"))
+        if kw.get("offset", 0) and not -(1 << bits - 1) <= kw["offset"] < 1 << bits - 1:
             raise Fail("offset out of range", col)
     elif enc in ("FLAT", "GLOBAL", "SCRATCH"):
-        lo, hi = (0, 4095) if enc == "FLAT" else (-4096, 4095)
-        kw.update(offset=intval("offset", lo, hi), glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
+        lo, hi = (-(1 << 23), (1 << 23) - 1) if gfx12 else (0, 4095) if enc == "FLAT" else (-4096, 4095)
+        kw["offset"] = intval("offset", lo, hi)
+        if gfx12:
+            cachepol()
+        else:
+            kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
         if enc == "GLOBAL" and "vaddr" in operands:
             want = 1 if "saddr" in operands else 2
             if operands["vaddr"].count != want:
@@ -135,7 +161,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             o0, o1 = off & 0xFF, off >> 8
         kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=flag("gds"))
     elif enc in ("MUBUF", "MTBUF"):
-        if enc == "MTBUF":
+        if enc == "MTBUF" or info.op.startswith("tbuffer"):
             v, c = take("format")
             if v is None:
                 extra["format"] = 1
@@ -150,9 +176,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                         raise Fail(f"unknown format {v!r}", c) from None
                     if not 0 <= extra["format"] < 128:
                         raise Fail("format out of range", c)
+        elif gfx12:
+            extra["format"] = 1
         extra["idxen"], extra["offen"] = int(flag("idxen")), int(flag("offen"))
-        kw["offset"] = intval("offset", 0, 4095)
-        kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
+        kw["offset"] = intval("offset", -(1 << 23), (1 << 23) - 1) if gfx12 else intval("offset", 0, 4095)
+        if gfx12:
+            cachepol()
+        else:
+            kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
         extra["tfe"] = int(flag("tfe"))
         va = operands.get("vaddr")
         need = extra["idxen"] + extra["offen"]

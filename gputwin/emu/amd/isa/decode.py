@@ -441,6 +441,9 @@ def decoder(arch: str, wave64: bool = False) -> Decoder:
     if load(arch).family == "rdna4":
         from .decode_rdna4 import Rdna4Decoder   # RDNA4's memory formats; everything else is shared
         return Rdna4Decoder(arch, wave64)
+    if load(arch).family == "cdna3":
+        from .decode_cdna3 import Cdna3Decoder   # GFX9 formats, operand numbering and names (wave64 only)
+        return Cdna3Decoder(arch, wave64)
     return Decoder(arch, wave64)
 
 

@@ -18,6 +18,11 @@ def reg_text(op: Operand) -> str:
     i, n = op.index, op.count
     if op.kind == "vgpr":
         return f"v{i}" if n == 1 else f"v[{i}:{i + n - 1}]"
+    if op.kind == "agpr":   # CDNA3 accumulation registers
+        return f"a{i}" if n == 1 else f"a[{i}:{i + n - 1}]"
+    if op.kind == "special" and i < 128:   # GFX9 FLAT_SCRATCH / XNACK_MASK (cdna3_formats)
+        from .cdna3_formats import GFX9_PAIRS, GFX9_SPECIAL
+        return GFX9_PAIRS[i] if n == 2 else GFX9_SPECIAL[i]
     if i < 106:
         return f"s{i}" if n == 1 else f"s[{i}:{i + n - 1}]"
     if 108 <= i < 124:
@@ -31,7 +36,7 @@ def reg_text(op: Operand) -> str:
 
 
 def src_text(op: Operand, ptype: str | None, neg: bool = False, abs_: bool = False) -> str:
-    if op.kind in ("vgpr", "sgpr") or op.kind == "special":
+    if op.kind in ("vgpr", "sgpr", "agpr") or op.kind == "special":
         t = reg_text(op)
         imm = False
     elif op.kind == "const":
@@ -176,12 +181,15 @@ class Printer:
                 texts.append(str(op.value) if op.value <= 64 else hex(op.value))
             elif s.role == "soffset" and op.kind != "sgpr":
                 texts.append(src_text(op, "b32"))
-            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and (inst.offset or self.smem_zero_offset):
+            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and (inst.offset or self.smem_zero_offset) \
+                    and not any(x.kind == "offset" for x in slots):
                 texts.append(_signed_hex(inst.offset))
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
                 texts.append(reg_text(op))
+        if inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" and texts[-2].endswith("|"):
+            texts[-2], texts[-1] = texts[-2][:-1], texts[-1] + "|"   # LLVM closes src1's |..| after VCC
         text = self._mnemonic(inst, info)
         if texts:
             text += " " + ", ".join(texts)
@@ -209,8 +217,8 @@ class Printer:
         out = ""
         nsrc = sum(1 for s in slots if s.role in ("src0", "src1", "src2") and s.kind != "imp")
         if enc == "VOP3":
-            if mods.get("byte_sel"):   # gfx12 v_cvt_f32_fp8/bf8: OPSEL[0:1] select the source byte
-                sel = inst.op_sel[0] << 1 | inst.op_sel[1]
+            if mods.get("byte_sel"):   # gfx12 fp8/bf8 conversions: OPSEL bits select a byte
+                sel = sum(share for share, bit in zip(mods["byte_sel"], inst.op_sel) if bit)
                 out += f" byte_sel:{sel}" if sel else ""
             elif mods.get("op_sel"):
                 sel = [False] * mods["op_sel_n"]
@@ -290,6 +298,9 @@ def printer(arch: str, wave64: bool = False, asm_style: bool = False) -> Printer
         if load(arch).family == "rdna4":
             from .disasm_rdna4 import Rdna4Printer   # RDNA4's memory formats print differently
             cls = Rdna4Printer
+        if load(arch).family == "cdna3":
+            from .disasm_cdna3 import Cdna3Printer   # GFX9 SMEM, cache bits, waitcnt, SDWA, MAI
+            cls = Cdna3Printer
         _PRINTERS[key] = cls(arch, asm_style=asm_style, wave64=wave64)
     return _PRINTERS[key]
 

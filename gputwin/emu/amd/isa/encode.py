@@ -65,7 +65,21 @@ class Encoder:
                         neg_hi=sum(_b(a) << i for i, a in enumerate(inst.neg_hi)),
                         op_sel=sum(_b(a) << i for i, a in enumerate(inst.op_sel[:3])),
                         op_sel_hi=_b(inst.op_sel_hi[0]) | _b(inst.op_sel_hi[1]) << 1, op_sel_hi2=_b(inst.op_sel_hi[2]))
-        elif enc == "SMEM":
+        elif enc in self.MEMORY:
+            self._memory(inst, info, vals)
+        if inst.dpp is not None:
+            tail = self._dpp(inst, vals)
+        word = fmt.pack(**vals).to_bytes(fmt.size, "little")
+        if lit is not None and inst.dpp is None:
+            tail = (lit & 0xFFFFFFFF).to_bytes(4, "little")
+        return word + tail
+
+    MEMORY = ("SMEM", "FLAT", "GLOBAL", "SCRATCH", "DS", "MUBUF", "MTBUF")
+
+    def _memory(self, inst: Inst, info: OpInfo, vals: dict) -> None:
+        """The memory formats' own fields (RDNA3 layouts; RDNA4 overrides)."""
+        enc = inst.encoding
+        if enc == "SMEM":
             vals.update(offset=inst.offset & 0x1FFFFF, glc=_b(inst.glc), dlc=_b(inst.dlc))
             if any(s.role == "soffset" for s in info.slots):
                 vals.setdefault("soffset", 124)
@@ -89,12 +103,6 @@ class Encoder:
                 vals["vaddr"] = inst.operands["vaddr"].index
             if "soffset" in inst.operands:
                 vals["soffset"] = src_field(inst.operands["soffset"])
-        if inst.dpp is not None:
-            tail = self._dpp(inst, vals)
-        word = fmt.pack(**vals).to_bytes(fmt.size, "little")
-        if lit is not None and inst.dpp is None:
-            tail = (lit & 0xFFFFFFFF).to_bytes(4, "little")
-        return word + tail
 
     def _slots(self, info: OpInfo, inst: Inst, vals: dict, slots=None) -> int | None:
         """Operand fields into vals; returns the literal (if any)."""
@@ -156,8 +164,19 @@ class Encoder:
 _ENCODERS: dict[str, Encoder] = {}
 
 
+def encoder(arch: str) -> Encoder:
+    if arch not in _ENCODERS:
+        cls = Encoder
+        if load(arch).family == "rdna4":
+            from .encode_rdna4 import Rdna4Encoder   # RDNA4's memory formats
+            cls = Rdna4Encoder
+        if load(arch).family == "cdna3":
+            from .encode_cdna3 import Cdna3Encoder   # GFX9 formats, SDWA, MAI; undoes the normalisation
+            cls = Cdna3Encoder
+        _ENCODERS[arch] = cls(arch)
+    return _ENCODERS[arch]
+
+
 def encode(inst: Inst, arch: str = "gfx1100") -> bytes:
     """The bytes of one instruction (literal / DPP dword included)."""
-    if arch not in _ENCODERS:
-        _ENCODERS[arch] = Encoder(arch)
-    return _ENCODERS[arch].encode(inst)
+    return encoder(arch).encode(inst)

@@ -7,13 +7,16 @@ import json
 import pathlib
 from dataclasses import dataclass
 
-from . import rdna3_formats, rdna4_formats
+from . import cdna3_formats, rdna3_formats, rdna4_formats
 from .rdna3_formats import Format
 
 TABLE_DIR = pathlib.Path(__file__).with_name("tables")
 # Architectures with tables, and the format family their encodings follow.
-ARCHES = {"gfx1100": "rdna3", "gfx1200": "rdna4"}
-FAMILIES = {"rdna3": rdna3_formats, "rdna4": rdna4_formats}
+ARCHES = {"gfx1100": "rdna3", "gfx1200": "rdna4", "gfx942": "cdna3"}
+FAMILIES = {"rdna3": rdna3_formats, "rdna4": rdna4_formats, "cdna3": cdna3_formats}
+# Processors that use another's table: gfx1201 has gfx1200's encodings (one ISA version in LLVM 19).
+SAME_TABLE = {"gfx1201": "gfx1200"}
+ARCHES.update({alias: ARCHES[base] for alias, base in SAME_TABLE.items()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ class Table:
 def load(arch: str) -> Table:
     if arch not in ARCHES:
         raise ValueError(f"no ISA tables for arch {arch!r}; known: {', '.join(sorted(ARCHES))}")
-    doc = json.loads((TABLE_DIR / f"{arch}.json").read_text())
+    doc = json.loads((TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}.json").read_text())
     FORMATS = FAMILIES[ARCHES[arch]].FORMATS
     by_enc: dict[str, dict[int, OpInfo]] = {}
     by_name: dict[str, list[OpInfo]] = {}

@@ -11,7 +11,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import arith, cmp, cvt, dpp, fspecial, intops, packed, trans, vopd
+from . import arith, cmp, cvt, dpp, fast, fspecial, intops, packed, trans, vopd
 from .fp import FMTS, Mode
 from .lane import SPECIAL
 from .operands import WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
@@ -42,6 +42,9 @@ def prepare(inst):
     op = OPS.get(name)
     if op is None:
         raise IllegalInstruction(f"VALU instruction {name} ({inst.encoding}) is not modelled")
+    quick = fast.build(inst)                   # 64-bit address arithmetic on 32-bit halves
+    if quick is not None:
+        return quick
     specs = _plan(inst, op)
     return lambda group: _run_op(group, inst, op, *_fetch(group, inst, op, specs))
 

@@ -29,6 +29,7 @@ M0_INDEX = 125
 SHORT_ENCODINGS = ("VOP1", "VOP2", "VOPC")
 
 _FLOAT_CONST = (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)
+APERTURES = {235: 0, 236: 0xFFFFFFFF, 237: 0, 238: 0xFFFFFFFF}   # src_*_base / src_*_limit: low dword
 _INV_2PI = {"f16": 0x3118, "bf16": 0x3E22, "f32": 0x3E22F983, "f64": 0x3FC45F306DC9C882}
 
 
@@ -77,6 +78,8 @@ def read(group, inst, role: str, typ: str, hi: bool = False):
         if w == 64:
             if k == "special":
                 v = group.sgpr(op.index).astype(np.uint64)
+                if op.index in APERTURES:        # a 64-bit read is the full address, as on the scalar side
+                    v = (v << np.uint64(32)) | np.uint64(APERTURES[op.index])
             else:
                 v = group.sgpr64(op.index)
             return v[:, None]
@@ -96,6 +99,18 @@ def read(group, inst, role: str, typ: str, hi: bool = False):
             return np.asarray(np.uint16((lit >> 16) if hi else lit & 0xFFFF))
         return np.asarray(np.uint32(lit))
     raise IllegalInstruction(f"{inst.op}: operand kind {k!r} is not a VALU source")
+
+
+def read_pair(group, inst, role: str):
+    """A 64-bit integer source as its (low, high) uint32 halves, each broadcastable to (n, L): a VGPR
+    pair is its two registers as they are (no uint64 temporary); other kinds split the 64-bit value."""
+    op = inst.operands.get(role)
+    if op is not None and op.kind == "vgpr":
+        return group.vgpr(op.index), group.vgpr(op.index + 1)
+    if op is not None and op.kind == "sgpr" and op.index != 124:
+        return group.sgpr(op.index)[:, None], group.sgpr(op.index + 1)[:, None]
+    v = np.asarray(read(group, inst, role, "u64"), np.uint64)
+    return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)
 
 
 def apply_mods(v, typ: str, absv: bool, negv: bool):

@@ -84,3 +84,19 @@ def test_unmodelled_instruction_and_sources_fail_closed():
         execute(g, inst("v_mov_b32", "VOP1", vdst=V(0), src0=Operand("special", 254)))
     with pytest.raises(IllegalInstruction, match="clamp"):
         execute(g, inst("v_and_b32", vdst=V(0), src0=V(1), src1=V(2), clamp=True))
+
+
+@pytest.mark.parametrize("index,low", [(235, 0), (236, 0xFFFFFFFF), (237, 0), (238, 0xFFFFFFFF)])
+def test_64bit_aperture_source_reads_the_full_address(index, low):
+    from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+    from tests.emu.amd.helpers import make_ctx
+    g = group(2)
+    g.ctx = make_ctx()
+    want = (SHARED_APERTURE_HI if index < 237 else PRIVATE_APERTURE_HI) << 32 | low
+    execute(g, inst("v_lshrrev_b64", vdst=V(0, 2), src0=C(128), src1=Operand("special", index)))
+    assert (u64(g, 0) == want).all()                      # the constant-shift fast path
+    execute(g, inst("v_lshrrev_b64", vdst=V(2, 2), src0=V(9), src1=Operand("special", index)))
+    assert (u64(g, 2) == want).all()                      # the table path (per-lane shift count, 0 here)
+    fill(g, 4, np.uint64(want))
+    execute(g, inst("v_cmp_eq_u64", "VOPC", sdst=S(106), src0=Operand("special", index), src1=V(4, 2)))
+    assert g.lane_mask(106).all()
