@@ -7,6 +7,9 @@ The _num forms (renamed from gfx11's v_min / v_max) are minimumNumber / maximumN
 or signalling, yields the other input; two NaNs yield src0 quieted (gfx11 without IEEE mode returned
 src1 as it was). med3_num with any NaN input is min3_num, as on gfx11. In all of them -0 orders below +0.
 VOPD halves v_dual_min_num / v_dual_max_num use these entries too.
+v_s_exp/log/rcp/rsq/sqrt_f32 ("pseudo-scalar transcendentals", which clang emits for uniform values) are
+the VALU transcendentals on a scalar source with an SGPR result, written for every wave whatever its EXEC
+(like v_readfirstlane); the f16 forms raise: what fills the SGPR's high half is not documented.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from gputwin.emu.amd.valu.fp import F16, F32, F64, Fmt, as_float, is_nan, is_snan
 from gputwin.emu.amd.valu.table import Op
+from gputwin.errors import IllegalInstruction
 
 
 def _pick_nan(a, b, r, f: Fmt):
@@ -95,6 +99,30 @@ def _table() -> dict[str, Op]:
 
 
 OPS = _table()
+PSEUDO_SCALAR = {f"v_s_{n}_f32": f"v_{n}_f32" for n in ("exp", "log", "rcp", "rsq", "sqrt")}
+
+
+def _pseudo_scalar(inst):
+    from gputwin.emu.amd import valu
+    from gputwin.emu.amd.valu.fp import Mode
+    from gputwin.emu.amd.valu.table import Ctx, finish_float
+
+    op = valu.OPS[PSEUDO_SCALAR[inst.op]]
+    if inst.operands["src0"].kind == "vgpr":
+        raise IllegalInstruction(f"{inst.op}: a VGPR source is not a scalar")
+    specs = valu._plan(inst, op)
+    sdst = inst.operands["sdst"].index
+
+    def h(g):
+        srcs, _ = valu._fetch(g, inst, op, specs)
+        mode = Mode.of(g.mode)
+        rmode = mode.round(op.fmt)
+        if rmode and not op.directed:
+            mode.need_rne(op.fmt, inst.op)
+        res = op.fn(Ctx(g, inst, mode, rmode, inst.clamp, None, g.exec), *srcs)
+        res = finish_float(op, inst, mode, res, srcs)
+        g.set_sgpr(sdst, np.broadcast_to(res, (g.n, 1))[:, 0].astype(np.uint32))
+    return h
 
 
 def build(inst):
@@ -107,6 +135,10 @@ def build(inst):
             return None
         lookup = lambda name: OPS.get(name) or valu.OPS.get(name)   # noqa: E731
         return lambda g: vopd.execute(g, inst, lookup, valu._fetch, valu._run_op)
+    if inst.op in PSEUDO_SCALAR:
+        return _pseudo_scalar(inst)
+    if inst.op.startswith("v_s_"):
+        raise IllegalInstruction(f"{inst.op}: f16 pseudo-scalar results are not modelled")
     op = OPS.get(inst.op)
     if op is None:
         return None

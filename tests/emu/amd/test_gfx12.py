@@ -265,3 +265,20 @@ def test_architected_workgroup_and_wave_ids_in_ttmp():
 def test_unknown_arch_still_fails_closed():
     with pytest.raises(IllegalInstruction, match="gfx1030"):
         run_dispatch(Arena().mem, Dispatch(code_address=0, code=asm12("s_endpgm")), arch="gfx1030")
+
+
+def test_pseudo_scalar_transcendentals_match_the_vector_ones():
+    x = bits32([0.75, 3.0e-3])
+    vec = run12("v_exp_f32 v0, s0\nv_log_f32 v1, s0\nv_rcp_f32 v2, s0\nv_rsq_f32 v3, s0\nv_sqrt_f32 v4, s0",
+                sgprs={0: x})
+    g = run12("v_s_exp_f32 s2, s0\nv_s_log_f32 s3, s0\nv_s_rcp_f32 s4, s0\nv_s_rsq_f32 s5, s0\nv_s_sqrt_f32 s6, s0\n"
+              "v_s_sqrt_f32 s7, -s0 clamp", sgprs={0: x})
+    for k in range(5):
+        assert (g.s[2 + k] == vec.vgpr(k)[:, 0]).all()
+    assert (g.s[2] == bits32(np.exp2(x.view(F32).astype(np.float64)).astype(F32))).all()   # correctly rounded
+    assert (g.s[7] == 0).all()                               # sqrt(-x) is NaN, clamped to +0
+
+
+def test_pseudo_scalar_f16_fails_closed():
+    with pytest.raises(IllegalInstruction, match="f16"):
+        run12("v_s_exp_f16 s2, s0")

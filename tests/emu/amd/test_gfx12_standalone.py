@@ -6,7 +6,8 @@ The checks are test_standalone's own (same kernels, inputs and numpy references)
 differ, so every RDNA3 end-to-end test doubles as an RDNA4 one."""
 from __future__ import annotations
 
-import numpy as np
+import hashlib
+
 import pytest
 
 import tests.emu.amd.test_standalone as rdna3
@@ -17,13 +18,28 @@ from tests.emu.amd.helpers import FIXTURES
 GFX1201 = FIXTURES / "gfx1201"
 
 
+REBUILD = "run sh fixtures/amd/cl/gfx1201/build.sh"
+
+
+def changed_sources() -> set[str]:
+    """Sources (fixtures/amd/cl/*.cl, *.h, build.sh) that differ from what the gfx1201 objects were built
+    from (SOURCES.sha256, written by the build script)."""
+    built = dict(ln.split()[::-1] for ln in (GFX1201 / "SOURCES.sha256").read_text().splitlines())
+    now = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+           for p in [FIXTURES / "build.sh", *FIXTURES.glob("*.cl"), *FIXTURES.glob("*.h")]}
+    return {name for name in built.keys() | now.keys() if built.get(name) != now.get(name)}
+
+
 def gfx1201_image(obj: str, name: str, wave64: bool) -> bytes:
-    """The gfx1201 build of fixture `obj`; skips (naming the rebuild step) when an RDNA3 test uses a
-    kernel that was added after the gfx1201 objects were last built."""
+    """The gfx1201 build of fixture `obj`. Skips, naming the rebuild step, when the RDNA3 tests moved on:
+    a kernel added after the gfx1201 objects were built, or a changed source."""
     path = GFX1201 / (obj + (".w64" if wave64 else "") + ".hsaco")
     rdna3_has = name in CodeObject.parse((FIXTURES / path.name).read_bytes()).kernels
     if rdna3_has and (not path.exists() or name not in CodeObject.parse(path.read_bytes()).kernels):
-        pytest.skip(f"needs {name} in {path.name} for gfx1201: run sh fixtures/amd/cl/gfx1201/build.sh")
+        pytest.skip(f"needs {name} in {path.name} for gfx1201: {REBUILD}")
+    stale = changed_sources() & {obj + ".cl", "gputwin_cl.h", "build.sh"}
+    if stale:
+        pytest.skip(f"{', '.join(sorted(stale))} changed since the gfx1201 objects were built: {REBUILD}")
     return path.read_bytes()
 
 
@@ -44,6 +60,8 @@ for _name in dir(rdna3):
 
 
 def test_fixtures_are_gfx1201_builds_of_every_rdna3_fixture():
+    if changed_sources():
+        pytest.skip(f"{', '.join(sorted(changed_sources()))} changed since the gfx1201 build: {REBUILD}")
     rdna3_objects = sorted(p.name for p in FIXTURES.glob("*.hsaco"))
     assert sorted(p.name for p in GFX1201.glob("*.hsaco")) == rdna3_objects
     for name in rdna3_objects:

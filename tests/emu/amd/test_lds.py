@@ -159,3 +159,20 @@ def test_gds_accesses_are_not_modelled():
 def test_misaligned_lds_atomic_faults():
     with pytest.raises(MemoryFault, match="misaligned"):
         run("ds_add_u32 v1, v2", n=1, lds_bytes=64, vgprs={1: 2})
+
+
+def test_lds_float_max_skips_exec_masked_lanes_and_returns_in_lane_order():
+    vals = (np.random.default_rng(3).standard_normal(32) * 100).astype(np.float32)
+    vals[[4, 9]] = [np.float32(1e6), np.nan]              # lane 4 (masked) would win; NaN is skipped
+    ex = np.ones((1, 32), bool)
+    ex[0, 4::8] = False
+    g = run("ds_max_rtn_f32 v2, v1, v3\nds_load_b32 v4, v1", n=1, lds_bytes=16, exec_mask=ex,
+            vgprs={1: 0, 2: 0xDEAD, 3: vals.view(np.uint32)})
+    mem, olds = np.float32(0.0), []
+    for v, a in zip(vals, ex[0]):
+        olds.append(mem)
+        if a and not np.isnan(v) and v > mem:
+            mem = v
+    got = g.vgpr(2)[0]
+    assert (got[ex[0]] == np.array(olds, np.float32).view(np.uint32)[ex[0]]).all()
+    assert (got[~ex[0]] == 0xDEAD).all() and int(g.vgpr(4)[0, 0]) == int(np.float32(mem).view(np.uint32))

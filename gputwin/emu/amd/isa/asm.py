@@ -7,9 +7,9 @@ import re
 from dataclasses import replace
 
 from . import sopp_imm
-from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, cache_policy, trailing
+from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
-from .encode import Encoder
+from .encode import encoder
 from .inst import Inst, Operand
 from .table import OpInfo, Table, load
 
@@ -79,7 +79,7 @@ class Assembler:
         self.index = _build_index(self.table)
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
-        self.encoder = Encoder(arch)
+        self.encoder = encoder(arch)
 
     # ---- whole programs -----------------------------------------------------------------------
     def assemble(self, text: str) -> bytes:
@@ -192,12 +192,9 @@ class Assembler:
     def _match(self, info: OpInfo, dpp_form: bool, rest: str, col: int) -> tuple[Inst, str | None]:
         ops, mods = self._split(info, rest, col)
         modmap = self._mods(info, mods, dpp_form)
-        if self.table.family == "rdna4":   # TH bit 0 is TH_ATOMIC_RETURN
-            glc = bool(cache_policy(self.table, info, modmap.get("th", (None,))[0], modmap.get("scope", (None,))[0],
-                                    col)[0] & 1) if info.rtn_slots else False
-        else:
-            glc = "glc" in modmap
         slots = info.rtn_slots if info.rtn_slots and len(ops) == len(info.rtn_slots) else info.slots
+        # gfx12: the returning form sets TH_ATOMIC_RETURN (checked with the cache policy)
+        glc = slots is info.rtn_slots if self.table.family == "rdna4" else "glc" in modmap
         if slots and slots[-1].kind.endswith("_opt") and len(ops) == len(slots) - 1:
             slots = slots[:-1]   # s_endpgm: the immediate may be left out (0)
         if info.rtn_slots and (slots is info.rtn_slots) != glc:

@@ -14,13 +14,14 @@ import dataclasses
 import re
 
 from . import sopp_imm
-from .asm import AsmError, Assembler, split_top
+from .asm import AsmError, Assembler, _build_index, split_top
 from .asm_mods import Fail
 from .asm_operands import OperandError, immediate, parse_operand
 from .cdna3_formats import GFX9_PAIRS, GFX9_SPECIAL
 from .decode import decoder
 from .encode import encoder
-from .inst import Dpp, Inst, Operand
+from .inst import Inst, Operand
+from .table import load
 
 _AREG = re.compile(r"^([-|(]*(?:sext\(|neg\(|abs\()?)a(\d+|\[\d+:\d+\])")
 _SPECIAL_TEXT = {n: f"s{i}" for i, n in GFX9_SPECIAL.items()} | {n: f"s[{i}:{i + 1}]" for i, n in GFX9_PAIRS.items()}
@@ -30,6 +31,7 @@ _UNUSED = {"UNUSED_PAD": 0, "UNUSED_SEXT": 1, "UNUSED_PRESERVE": 2}
 _DPP9 = {"wave_shl": 0x130, "wave_rol": 0x134, "wave_shr": 0x138, "wave_ror": 0x13C, "row_bcast:15": 0x142,
          "row_bcast:31": 0x143}
 _TWO = ("write2", "read2", "wrxchg2")
+_OMOD = ("mul:2", "mul:4", "div:2")
 _FLAGS = ("sc0", "sc1", "nt", "lds", "glc", "slc", "offen", "idxen", "gds", "clamp")
 
 
@@ -54,8 +56,6 @@ def parse_waitcnt9(text: str) -> int:
 class Cdna3Assembler(Assembler):
     def __init__(self, arch: str = "gfx942", wave64: bool = True):
         self.arch, self.wave64 = arch, False   # the gfx942 table already has wave64 lane masks
-        from .table import load
-        from .asm import _build_index
         self.table = load(arch)
         self.index = _build_index(self.table)
         self.vopd, self.vopd_y = {}, {}
@@ -93,8 +93,10 @@ class Cdna3Assembler(Assembler):
                 g9[name] = _SEL[val]
             elif sdwa and name == "dst_unused":
                 g9[name] = _UNUSED[val]
-            elif sdwa and w in ("clamp", "mul:2", "mul:4", "div:2"):
-                g9["clamp" if w == "clamp" else "omod"] = 1 if w == "clamp" else ("mul:2", "mul:4", "div:2").index(w) + 1
+            elif sdwa and w == "clamp":
+                g9["clamp"] = 1
+            elif sdwa and w in _OMOD:
+                g9["omod"] = _OMOD.index(w) + 1
             elif w in _DPP9 or name in _DPP9:
                 g9["dpp"] = _DPP9[w if w in _DPP9 else name]
                 keep.append("quad_perm:[0,0,0,0]")
@@ -175,14 +177,13 @@ class Cdna3Assembler(Assembler):
             kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0)
         if enc == "SMEM":
             so = ops.get("soffset")
-            if so is not None and so.kind == "sgpr" and so.index == 124 and not any(s.role == "soffset" and False
-                                                                                     for s in slots):
-                ops.pop("soffset")            # an immediate offset only
+            if so is not None and so.kind == "sgpr" and so.index == 124 and "imm" not in extra:
+                ops.pop("soffset")            # the shared parser's NULL for "an immediate offset only"
                 extra.update(imm=1, soe=0)
-            elif so is not None:
-                extra.update(imm=1, soe=1) if inst.offset else extra.update(imm=0, soe=0, offset_field=so.index)
-                if extra["imm"] == 0 and so.index in (124, 125):
-                    extra["offset_field"] = 249 - so.index
+            elif so is not None and inst.offset:
+                extra.update(imm=1, soe=1)    # sN offset:X
+            elif so is not None:              # an SGPR offset alone: OFFSET[6:0] names it (GFX9 numbering)
+                extra.update(imm=0, soe=0, offset_field=249 - so.index if so.index in (124, 125) else so.index)
         if enc in ("MUBUF", "MTBUF") and 3 in mods9:
             p = mods9.pop(3)
             ops["soffset"] = Operand(p.kind, p.index, 1) if p.kind == "special" else immediate(p, "b32", True, False)

@@ -21,15 +21,19 @@ DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
-def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int) -> tuple[int, int]:
-    """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope."""
+def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int,
+                 returning: bool | None = None) -> tuple[int, int]:
+    """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope.
+    Several TH values can print alike (the cascade hints ignore the RETURN bit): take the smallest one
+    whose RETURN bit (TH bit 0) matches the atomic's form, as LLVM does."""
     text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
     kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
-    by_text = {t: k for k, t in table.cpol[kind].items()}
-    if text not in by_text:
-        raise Fail(f"unknown cache policy {text!r}", col)
-    th_v, scope_v = by_text[text].split(",")
-    return int(th_v), int(scope_v)
+    keys = sorted((tuple(int(x) for x in k.split(",")) for k, t in table.cpol[kind].items() if t == text))
+    if returning is not None:
+        keys = [k for k in keys if k[0] & 1 == returning]
+    if not keys:
+        raise Fail(f"cache policy {text!r} does not fit {info.name}", col)
+    return keys[0]
 
 
 def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
@@ -63,7 +67,8 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
     def cachepol():
         th, c = take("th")
         scope, c2 = take("scope")
-        extra["th"], extra["scope"] = cache_policy(table, info, th, scope, c if th else c2)
+        returning = "vdst" in operands if info.rtn_slots else None   # FLAT atomics: TH bit 0 = the form
+        extra["th"], extra["scope"] = cache_policy(table, info, th, scope, c if th else c2, returning)
 
     gfx12 = table.family == "rdna4"
 
@@ -77,8 +82,17 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         return [x == "1" for x in m.group(1).split(",")]
 
     nsrc = sum(1 for s in info.slots if s.role in SRC_INDEX and s.kind != "imp")
+    if enc == "VOP3" and mods.get("byte_sel"):   # gfx12 fp8/bf8 conversions: byte_sel:N sets OPSEL bits
+        v, c = take("byte_sel")
+        if v is not None:
+            want = sopp_imm.parse_int(v) if re.fullmatch(r"\d+", v) else -1
+            for bit, share in sorted(enumerate(mods["byte_sel"]), key=lambda e: -e[1]):
+                if share and want >= share:
+                    opsel[bit], want = True, want - share
+            if want:
+                raise Fail(f"bad byte_sel:{v}", c)
     if enc == "VOP3":
-        sel = bits("op_sel", mods.get("op_sel_n", 0)) if mods.get("op_sel") else None
+        sel = bits("op_sel", mods.get("op_sel_n", 0)) if mods.get("op_sel") and not mods.get("byte_sel") else None
         if sel:
             for bit, pos in enumerate(mods["op_sel_pos"]):
                 if pos >= 0:

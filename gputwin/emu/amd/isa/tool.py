@@ -9,7 +9,7 @@ from gputwin.errors import IllegalInstruction
 
 from .asm import AsmError, assembler
 from .decode import decoder
-from .disasm import Printer, printer
+from .disasm import printer
 
 _BYTE = re.compile(r"0x[0-9a-fA-F]{1,2}|\d+")
 
@@ -27,7 +27,7 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) 
     """Assemble; print each instruction as `<canonical asm> ; encoding: [...]`. Exit status 1 on errors
     (each reported as <file>:line:column: error: ...), like llvm-mc."""
     a = assembler(arch, wave64)
-    pr = Printer(arch, asm_style=True, wave64=wave64)
+    pr = printer(arch, wave64, asm_style=True)   # the arch's printer (gfx942/gfx12 print memory ops their way)
     errors: list[AsmError] = []
     items = a.assemble_lines(source, errors)
     lines = source.splitlines()

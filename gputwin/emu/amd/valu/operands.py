@@ -101,18 +101,6 @@ def read(group, inst, role: str, typ: str, hi: bool = False):
     raise IllegalInstruction(f"{inst.op}: operand kind {k!r} is not a VALU source")
 
 
-def read_pair(group, inst, role: str):
-    """A 64-bit integer source as its (low, high) uint32 halves, each broadcastable to (n, L): a VGPR
-    pair is its two registers as they are (no uint64 temporary); other kinds split the 64-bit value."""
-    op = inst.operands.get(role)
-    if op is not None and op.kind == "vgpr":
-        return group.vgpr(op.index), group.vgpr(op.index + 1)
-    if op is not None and op.kind == "sgpr" and op.index != 124:
-        return group.sgpr(op.index)[:, None], group.sgpr(op.index + 1)[:, None]
-    v = np.asarray(read(group, inst, role, "u64"), np.uint64)
-    return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)
-
-
 def apply_mods(v, typ: str, absv: bool, negv: bool):
     """abs then neg on the sign bit; float types only (integer operands ignore the bits)."""
     if not (absv or negv) or typ not in FMTS:

@@ -38,7 +38,10 @@ def test_gfx942_kernels_use_gfx9_forms():
         assert form in text, form
 
 
-def test_gfx942_assembly_fails_closed_with_a_named_error():
-    from gputwin.emu.amd.isa import assemble
-    with pytest.raises(ValueError, match="no assembler for gfx942"):
-        assemble("s_endpgm", "gfx942")
+
+def test_gfx942_assembly_errors_name_line_and_column():
+    from gputwin.emu.amd.isa.asm import AsmError, assemble
+    with pytest.raises(AsmError) as e:
+        assemble("s_endpgm\nv_mfma_f32_16x16x16_f16 a[0:3], v[4:5], v[6:7]", "gfx942")
+    assert e.value.line == 2
+    assert assemble("v_accvgpr_write_b32 a1, v2", "gfx942") == bytes.fromhex("0140d9d302010018")
