@@ -72,6 +72,29 @@ def _barrier(inst):
     return lambda g: BARRIER
 
 
+# MODE bits the emulator uses for gfx11's IEEE (9) and DX10_CLAMP (8) behaviour; gfx12 has neither bit.
+MODE_EMULATION_BITS = 0x300
+HW_REG_MODE, HW_REG_TRAPSTS_GFX11, HW_REG_SHADER_CYCLES_HI = 1, 3, 30
+
+
+def _hwreg(inst):
+    """s_getreg/s_setreg where gfx12 differs from gfx11: MODE has no IEEE / DX10_CLAMP bits (reads give 0,
+    writes raise), id 3 (gfx11 TRAPSTS) is no register, SHADER_CYCLES_HI (30) is not modelled. Other ids
+    (SHADER_CYCLES_LO keeps gfx11's id 29) run as on gfx11 (None)."""
+    imm = (inst.simm16 or 0) & 0xFFFF
+    rid, offset, mask = imm & 0x3F, (imm >> 6) & 0x1F, (1 << (((imm >> 11) & 0x1F) + 1)) - 1
+    if rid in (HW_REG_TRAPSTS_GFX11, HW_REG_SHADER_CYCLES_HI):
+        raise IllegalInstruction(f"{inst.op}: hardware register {rid} is not modelled on gfx12")
+    if rid != HW_REG_MODE:
+        return None
+    if inst.op != "s_getreg_b32":
+        if (mask << offset) & MODE_EMULATION_BITS:
+            raise IllegalInstruction(f"{inst.op}: MODE bits 8-9 are not gfx12 MODE fields")
+        return None
+    dst = inst.operands["sdst"].index
+    return lambda g: g.set_sgpr(dst, np.full(g.n, ((g.mode & ~MODE_EMULATION_BITS) >> offset) & mask, np.uint32))
+
+
 def build(inst):
     """A handler for an instruction that gfx12 added, or None when gfx11's semantics apply (as_gfx11)."""
     op = inst.op
@@ -79,6 +102,10 @@ def build(inst):
         return _nop
     if op in ("s_barrier_signal", "s_barrier_wait"):
         return _barrier(inst)
+    if op in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
+        return _hwreg(inst)
+    if op.startswith(("v_wmma_", "v_swmmac_")):   # same names as gfx11, other register layouts
+        raise IllegalInstruction(f"{op}: gfx12 WMMA matrix layouts are not modelled")
     h = _build_salu(inst)
     if h is None:
         h = _build_valu(inst)
@@ -86,10 +113,13 @@ def build(inst):
 
 
 def as_gfx11(inst):
-    """`inst` under its gfx11 name (VOPD halves too); unchanged when gfx12 kept the name."""
+    """`inst` as gfx11 has it: its gfx11 name (VOPD halves too), and for buffer atomics the return
+    request in GLC, where gfx12 puts it in TH bit 0 (TH_ATOMIC_RETURN). Unchanged when nothing differs."""
     if inst.vopd is not None:
         halves = tuple(as_gfx11(h) for h in inst.vopd)
         return inst if halves == inst.vopd else dataclasses.replace(inst, vopd=halves)
+    if inst.encoding == "MUBUF" and "_atomic_" in inst.op and inst.extra.get("th", 0) & 1:
+        inst = dataclasses.replace(inst, glc=True)
     new = RENAMES.get(inst.op)
     return inst if new is None else dataclasses.replace(inst, op=new)
 

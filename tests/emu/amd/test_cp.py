@@ -181,7 +181,7 @@ S_ENDPGM = bytes([0x00, 0x00, 0xB0, 0xBF])   # llvm-mc-19 -mcpu=gfx1100: s_endpg
 def test_dispatch_direct_builds_the_dispatch_from_sh_registers(monkeypatch):
     import gputwin.emu.amd.dispatch as dispatch_mod
     seen = []
-    monkeypatch.setattr(dispatch_mod, "run_dispatch", lambda mem, d, arch: seen.append((d, arch)))
+    monkeypatch.setattr(dispatch_mod, "run_dispatch", lambda mem, d, arch: seen.append((d, arch)) or dispatch_mod.Counters())
     r = Rig()
     r.submit(*_program(r, S_ENDPGM, block=(8, 4, 2), user=(0xAAAA, 0xBBBB)), *_dispatch((3, 2, 1)),
              *_dispatch((1, 1, 1), wave32=False), *_dispatch((0, 1, 1)))
@@ -194,7 +194,7 @@ def test_dispatch_direct_builds_the_dispatch_from_sh_registers(monkeypatch):
 def test_dispatch_direct_thread_dimensions_become_workgroups(monkeypatch):
     import gputwin.emu.amd.dispatch as dispatch_mod
     seen = []
-    monkeypatch.setattr(dispatch_mod, "run_dispatch", lambda mem, d, arch: seen.append(d))
+    monkeypatch.setattr(dispatch_mod, "run_dispatch", lambda mem, d, arch: seen.append(d) or dispatch_mod.Counters())
     r = Rig()
     init = _dispatch((64, 8, 1))
     init[-1] |= regs.COMPUTE_DISPATCH_INITIATOR__USE_THREAD_DIMENSIONS(1)

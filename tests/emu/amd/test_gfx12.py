@@ -282,3 +282,33 @@ def test_pseudo_scalar_transcendentals_match_the_vector_ones():
 def test_pseudo_scalar_f16_fails_closed():
     with pytest.raises(IllegalInstruction, match="f16"):
         run12("v_s_exp_f16 s2, s0")
+
+
+def test_mode_reads_without_the_emulation_bits_and_rejects_writing_them():
+    mode = gfx12.initial_mode(0xC2 << 12)
+    g = run12("s_getreg_b32 s0, hwreg(HW_REG_MODE, 0, 16)\ns_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0x3\n"
+              "s_getreg_b32 s1, hwreg(HW_REG_MODE, 0, 4)", mode=mode)
+    assert (g.s[0] == 0xC2).all() and (g.s[1] == 3).all()
+    with pytest.raises(IllegalInstruction, match="MODE bits"):
+        run12("s_setreg_b32 hwreg(HW_REG_MODE, 8, 2), s1")
+    with pytest.raises(IllegalInstruction, match="register 3"):
+        run12("s_getreg_b32 s0, hwreg(3, 0, 32)")
+
+
+def test_wmma_with_gfx12_layouts_fails_closed_rather_than_running_gfx11_semantics():
+    with pytest.raises(IllegalInstruction, match="WMMA"):
+        run12("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]", n=1)
+
+
+def test_buffer_atomics_return_the_old_value_only_with_th_atomic_return():
+    arena = Arena()
+    va = arena.alloc(4 * 64, np.arange(64, dtype=np.uint32) * 10)
+    rsrc = {4: va & 0xFFFFFFFF, 5: va >> 32, 6: 4 * 64, 7: 3 << 28}   # raw buffer (OOB_SELECT 3)
+    lane = np.arange(32, dtype=np.uint32)
+    g = run12("buffer_atomic_add_u32 v1, v0, s[4:7], null offen th:TH_ATOMIC_RETURN\n"
+              "buffer_atomic_add_u32 v2, v0, s[4:7], null offen offset:128", n=1, mem=arena.mem,
+              sgprs=rsrc, vgprs={0: 4 * lane, 1: 1, 2: 1000})
+    assert g.vgpr(1)[0].tolist() == (lane * 10).tolist()           # returned the pre-op values
+    assert g.vgpr(2)[0].tolist() == [1000] * 32                    # no return: VDATA untouched
+    mem = arena.array(va, np.uint32, 64)
+    assert mem[:32].tolist() == (lane * 10 + 1).tolist() and mem[32:].tolist() == ((lane + 32) * 10 + 1000).tolist()

@@ -1,0 +1,46 @@
+"""How faithful each modelled AMD instruction is known to be: the machine-readable form of the
+"Approximate vs hardware" notes in docs/valu.md, docs/cdna3.md and docs/rdna4.md (the conformance
+report, docs/conformance.md, prints it per instruction).
+
+Levels:
+- "exact": bit-exact to the ISA guides' semantics as the emulator reads them (not yet checked against
+  hardware: no hardware fixtures exist).
+- "decision": bit-exact to a documented reading of an under-specified corner (division scaling, frexp of
+  inf/NaN, trig_preop) that awaits confirmation on hardware.
+- "approximate": known to differ from silicon in the last bits: the emulator rounds once where the
+  hardware approximates (transcendental units) or accumulates in an order/precision it does not document
+  (float dot products, WMMA, MFMA).
+"""
+from __future__ import annotations
+
+import re
+
+EXACT, DECISION, APPROXIMATE = "exact", "decision", "approximate"
+
+# (mnemonic pattern, level, why, where it is written down); first match wins.
+RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), level, why, doc) for p, level, why, doc in (
+    (r"v_(s_)?(exp|log|rcp|rsq|sqrt|sin|cos)(_legacy|_iflag|_clamp)?_f(16|32|64)", APPROXIMATE,
+     "transcendental: hardware is a ~1 ulp approximation, gputwin rounds the float64 value once",
+     "docs/valu.md, docs/rdna4.md"),
+    (r"v_(dual_)?dot2(acc|c)?_(f32|f16|bf16)_(f16|bf16)", APPROXIMATE,
+     "float dot product: exact products summed in float64, one rounding (hardware order not modelled)",
+     "docs/valu.md"),
+    (r"v_wmma_(f32|f16|bf16)_16x16x16_(f16|bf16)", APPROXIMATE,
+     "WMMA float: products and C summed in float64, one rounding (hardware order not modelled)", "docs/valu.md"),
+    (r"v_mfma_f32_\w+", APPROXIMATE,
+     "MFMA float: C + products in k order in float64, one rounding (hardware tree not documented)",
+     "docs/cdna3.md"),
+    (r"v_div_(scale|fmas|fixup)_f(16|32|64)", DECISION,
+     "division helpers: the guide's denormal scaling branch read as 2^-64 (docs/valu.md)", "docs/valu.md"),
+    (r"v_frexp_(mant|exp)_\w+", DECISION, "frexp of +-inf / NaN (mant: the input; exp: 0)", "docs/valu.md"),
+    (r"v_trig_preop_f64", DECISION, "2/pi bits and scaling as the guide's pseudocode reads", "docs/valu.md"),
+))
+
+
+def level(*names: str) -> tuple[str, str, str]:
+    """(level, why, doc) for an instruction known by any of `names` (printed and base mnemonics, and the
+    name the emulator runs it under); ("exact", "", "") when no rule marks it."""
+    for pattern, lvl, why, doc in RULES:
+        if any(pattern.fullmatch(n) for n in names if n):
+            return lvl, why, doc
+    return EXACT, "", ""
