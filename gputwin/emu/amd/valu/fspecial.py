@@ -74,9 +74,9 @@ def _div_scale(f: Fmt):
         a0, a1, a2 = np.broadcast_arrays(s0, s1, s2)
         x0, x1, x2 = to_f64(a0, f), to_f64(a1, f), to_f64(a2, f)
         e1, e2 = _exponent(a1, f), _exponent(a2, f)
-        up = as_bits(np.ldexp(x0, scale), F64) if f is F64 else round_f64(np.ldexp(x0, scale), f, 0)
-        down = as_bits(np.ldexp(x0, -scale), F64) if f is F64 else round_f64(np.ldexp(x0, -scale), f, 0)
-        with np.errstate(**ERR):
+        with np.errstate(**ERR):   # scaling may overflow to inf: that is the result
+            up = as_bits(np.ldexp(x0, scale), F64) if f is F64 else round_f64(np.ldexp(x0, scale), f, 0)
+            down = as_bits(np.ldexp(x0, -scale), F64) if f is F64 else round_f64(np.ldexp(x0, -scale), f, 0)
             inv_tiny = is_denorm(as_bits(1.0 / x1, F64), F64) if f is F64 else np.zeros(x1.shape, bool)
             q = x2 / x1
             q_tiny = is_denorm(as_bits(q, F64), F64) if f is F64 else is_denorm(round_f64(q, f, 0), f)
