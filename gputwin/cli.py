@@ -158,6 +158,17 @@ def cmd_disasm(args) -> int:
         return 2
 
 
+def cmd_conformance(args) -> int:
+    """Per arch and encoding family: table entries, what the emulator implements (asked entry by entry)
+    and what each is verified against (docs/conformance.md). Exit status 1 when an entry hit a bug."""
+    import json
+    from gputwin.emu.amd import conformance
+    arches = conformance.REPORT_ARCHES if args.arch == "all" else (args.arch,)
+    rep = conformance.report(arches)
+    print(json.dumps(rep, indent=1) if args.json else conformance.format_text(rep, args.verbose))
+    return 1 if any(r["total"]["error"] for r in rep.values()) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gputwin", description="GPU driver stack verified on emulated hardware.")
     p.add_argument("--version", action="version", version=f"gputwin {gputwin.__version__}")
@@ -203,6 +214,14 @@ def build_parser() -> argparse.ArgumentParser:
     dis.add_argument("--show-encoding", action="store_true", help="add each instruction's bytes")
     dis.add_argument("--wave64", action="store_true", help="wave64 code (--elf reads it from each kernel)")
     dis.set_defaults(func=cmd_disasm)
+
+    conf = sub.add_parser("conformance", help="ISA coverage of the emulator and what verifies each instruction",
+                          description=cmd_conformance.__doc__)
+    conf.add_argument("--arch", default="all", choices=("all", "gfx1100", "gfx1200", "gfx1201", "gfx942"),
+                      help="architecture to report (default: all)")
+    conf.add_argument("--verbose", action="store_true", help="one row per instruction")
+    conf.add_argument("--json", action="store_true", help="machine-readable report with every entry")
+    conf.set_defaults(func=cmd_conformance)
     return p
 
 

@@ -44,7 +44,7 @@ def check_dispatch(wave64: bool) -> None:
 
 def handler(inst, build):
     """A handler for GFX9-only forms (AGPR operands, MFMA, SDWA, v_cmpx with SDST); None for the rest.
-    `build` builds the handler of an ordinary instruction (program.build_handler)."""
+    `build` builds the handler of an ordinary instruction (program._build: faults propagate to build_handler)."""
     ops = inst.operands
     if inst.op in GFX9_VALU or inst.op in GFX9_DERIVED:
         _register_valu()

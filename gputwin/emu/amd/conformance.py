@@ -14,11 +14,11 @@ emulator's own reason), any other exception is a bug reported in the entry's row
 """
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import random
 from dataclasses import dataclass, field
 
-from gputwin.emu.amd import fidelity, program
+from gputwin.emu.amd import conformance_sources as src, fidelity, program
 from gputwin.emu.amd.isa.decode import decoder
 from gputwin.emu.amd.isa.table import OpInfo, load
 from gputwin.errors import GpuFault, IllegalInstruction
@@ -37,34 +37,14 @@ class Entry:
     family: str            # the encoding (Inst.encoding); VOPD halves are "VOPD"
     name: str              # printed mnemonic as LLVM spells it (VOPD halves: "v_dual_... (X)")
     op: str                # base mnemonic in the table
+    table: str             # the table's encoding key and opcode (VOPDX / VOPDY for VOPD halves)
+    opcode: int
     status: str            # implemented / partial / unmodelled / error / undecodable
     note: str = ""         # the emulator's reason (unmodelled, partial), or the bug (error)
     runs_as: str = ""      # the name the emulator runs it under (Inst.op of the decoded instance)
     verified: list[str] = field(default_factory=list)
     fidelity: str = ""
     fidelity_note: str = ""
-
-
-class _Refused(Exception):
-    def __init__(self, fault: GpuFault):
-        super().__init__(str(fault))
-        self.fault = fault
-
-
-@contextlib.contextmanager
-def _strict_build():
-    """build_handler turns a fault raised while building into a handler that raises it when executed
-    (program._raiser). While probing, make it propagate instead, so faults from nested builds (CDNA3
-    v_cmpx / SDWA / AGPR wrappers, which build the underlying instruction) are seen too."""
-    saved = program._raiser
-
-    def refuse(exc):
-        raise _Refused(exc)
-    program._raiser = refuse
-    try:
-        yield
-    finally:
-        program._raiser = saved
 
 
 # ---- instances of a table entry ----------------------------------------------------------------------------
@@ -88,7 +68,7 @@ def _fields(info: OpInfo, family: str, src_choice, imm16: int) -> dict[str, int]
             continue
         if s.kind in ("src", "ssrc", "src16"):
             vals[s.field] = src_choice(s)
-        elif s.kind == "simm16" or s.field == "simm16":
+        elif s.field == "simm16":
             vals[s.field] = imm16
         else:
             vals[s.field] = 0
@@ -121,28 +101,57 @@ def _vopd_word(fmt, x: OpInfo, y: OpInfo) -> bytes:
     return fmt.pack(**vals).to_bytes(8, "little") + bytes(4)
 
 
-def _words(info: OpInfo, family: str, seed: str):
+def _symbol_values(slot, table) -> list[int]:
+    """Field values naming each hardware register (size 1 and 32 from bit 0) or message the table knows."""
+    if slot.kind == "hwreg":
+        return [rid | size << 11 for rid in sorted(table.hwreg) for size in (0, 31)]
+    if slot.kind == "sendmsg":
+        return sorted(table.sendmsg)
+    return []
+
+
+def _words(info: OpInfo, family: str, seed: str, table):
     """Encodings of `info`: canonical (v0 / s0 / zero immediates), with -1 constants and all-ones
-    immediates, then seeded random fields. A zero literal dword follows (ignored when not needed)."""
+    immediates, each hardware register / message id the table names (s_getreg, s_sendmsg), then seeded
+    random fields. Bits LLVM refuses for the entry (OpInfo.reject, e.g. SADDR of a GFX9 flat_*) are
+    cleared; a zero literal dword follows (ignored when not needed)."""
     fmt = info.fmt
-    yield fmt.pack(**_fields(info, family, _zero_src, 0)).to_bytes(fmt.size, "little") + bytes(4)
-    yield fmt.pack(**_fields(info, family, _minus_one_src, 0xFFFF)).to_bytes(fmt.size, "little") + bytes(4)
+
+    def word(vals):
+        return (fmt.pack(**vals) & ~info.reject).to_bytes(fmt.size, "little") + bytes(4)
+    yield word(_fields(info, family, _zero_src, 0))
+    yield word(_fields(info, family, _minus_one_src, 0xFFFF))
+    for s in info.slots:
+        for v in _symbol_values(s, table):
+            yield word({**_fields(info, family, _zero_src, 0), s.field: v})
     rng = random.Random(seed)
     for _ in range(RANDOM_PROBES):
-        yield fmt.pack(**_random_fields(info, rng, family)).to_bytes(fmt.size, "little") + bytes(4)
+        yield word(_random_fields(info, rng, family))
+
+
+# Slot kinds the decoder reads through per-field operand tables (decode.py _plan) that stay small.
+_TABLED = frozenset({"src", "ssrc", "src16", "v", "v16", "s", "lit", "imp", "off"})
+
+
+def _decoder_blowup(info: OpInfo) -> str:
+    """Known decoder bug: an immediate slot wider than 16 bits makes decode.py's _plan enumerate every
+    value of the field (2**24 Operands for gfx12 s_prefetch_*: ~40 s and ~1 GB per entry). Such entries are
+    reported as errors instead of decoded."""
+    for s in info.slots:
+        if s.kind not in _TABLED and s.role != "simm16" and s.width > 16:
+            return (f"decoder bug: decoding builds a 2**{s.width}-entry table for immediate slot {s.role!r} "
+                    f"(isa/decode.py _plan); not probed")
+    return ""
 
 
 # ---- asking the emulator -------------------------------------------------------------------------------
 def _build(inst, arch: str):
     """None when a handler was built; else (status, note)."""
     try:
-        with _strict_build():
-            h = program.build_handler(inst, arch)
-    except _Refused as e:
-        kind = UNMODELLED if isinstance(e.fault, IllegalInstruction) else ERROR
-        return kind, f"{type(e.fault).__name__}: {e.fault.reason}" if kind == ERROR else e.fault.reason
-    except IllegalInstruction as e:        # raised outside build_handler's own catch (cannot today)
-        return UNMODELLED, e.reason
+        h = program.build_handler(inst, arch, strict=True)
+    except GpuFault as e:
+        kind = UNMODELLED if isinstance(e, IllegalInstruction) else ERROR
+        return kind, f"{type(e).__name__}: {e.reason}" if kind == ERROR else e.reason
     except Exception as e:   # noqa: BLE001 - a crash while building is a bug to report, not to propagate
         return ERROR, f"{type(e).__name__}: {e}"
     if not callable(h):
@@ -151,16 +160,16 @@ def _build(inst, arch: str):
 
 
 def _probe(instances, arch: str) -> tuple[str, str, str]:
-    """(status, note, runs_as) over decoded instances (None = undecodable); the first is canonical."""
+    """(status, note, runs_as) over decoded instances (None = undecodable), canonical ones first."""
     first, runs_as = None, ""
-    for i, inst in enumerate(instances):
+    for inst in instances:
         if inst is None:
             continue
         runs_as = runs_as or inst.op
         res = _build(inst, arch)
-        if res is None:
+        if res is None:        # implemented unless an instance decoded before it was refused
             if first is None:
-                return (IMPLEMENTED if i == 0 else PARTIAL), "", inst.op
+                return IMPLEMENTED, "", inst.op
             return PARTIAL, f"some forms: {first[1]}", inst.op
         if res[0] == ERROR:
             return ERROR, res[1], inst.op
@@ -170,34 +179,36 @@ def _probe(instances, arch: str) -> tuple[str, str, str]:
     return first[0], first[1], runs_as
 
 
-def _decoded(dec, word: bytes, want: OpInfo, key):
-    try:
-        inst = dec.decode(word, 0)
-    except Exception:   # noqa: BLE001 - a refused probe encoding: try the next one
-        return None
-    return inst if key(inst) is want else None
+def instances(arch: str, info: OpInfo):
+    """The probe instances of table entry `info` (not a VOPD half), decoded by gputwin's decoder: an
+    Inst per probe encoding, None where the decoder refuses it or reads another entry."""
+    t = load(arch)
+    dec = decoder(arch, t.family == "cdna3")          # gfx942 runs wave64 only
+    for word in _words(info, t.family, f"{arch}:{info.name}", t):
+        try:
+            inst = dec.decode(word, 0)
+        except Exception:   # noqa: BLE001 - a refused probe encoding: try the next one
+            yield None
+            continue
+        ops = t.by_enc.get("VOP3" if inst.encoding == "VOP3SD" else inst.encoding, {})
+        yield inst if ops.get(inst.opcode) is info else None
 
 
 def probe_arch(arch: str) -> list[Entry]:
     """One Entry per table entry of `arch`, with its implementation status (no evidence yet)."""
     t = load(arch)
-    wave64 = t.family == "cdna3"          # gfx942 runs wave64 only
-    dec = decoder(arch, wave64)
     entries = []
-
-    def table_key(inst):
-        try:
-            return t.by_enc["VOP3" if inst.encoding == "VOP3SD" else inst.encoding][inst.opcode]
-        except KeyError:
-            return None
     for enc, ops in sorted(t.by_enc.items()):
         if enc.startswith("VOPD"):
             continue
         for info in ops.values():
-            words = _words(info, t.family, f"{arch}:{info.name}")
-            status, note, runs_as = _probe((_decoded(dec, w, info, table_key) for w in words), arch)
-            entries.append(Entry(arch, info.enc, info.name, info.op, status, note, runs_as))
-    entries += _probe_vopd(arch, t, dec)
+            blowup = _decoder_blowup(info)
+            if blowup:
+                entries.append(Entry(arch, info.enc, info.name, info.op, enc, info.opcode, ERROR, blowup))
+                continue
+            status, note, runs_as = _probe(instances(arch, info), arch)
+            entries.append(Entry(arch, info.enc, info.name, info.op, enc, info.opcode, status, note, runs_as))
+    entries += _probe_vopd(arch, t, decoder(arch, t.family == "cdna3"))
     for e in entries:
         if e.status in (IMPLEMENTED, PARTIAL):
             e.fidelity, e.fidelity_note, _ = fidelity.level(e.op, e.runs_as, e.name)
@@ -213,7 +224,7 @@ def _probe_vopd(arch: str, t, dec) -> list[Entry]:
     mov_x = next(i for i in xs.values() if i.name == "v_dual_mov_b32")
     mov_y = next(i for i in ys.values() if i.name == "v_dual_mov_b32")
     out = []
-    for side, table, pair in (("X", xs, lambda i: (i, mov_y)), ("Y", ys, lambda i: (mov_x, i))):
+    for side, key, table, pair in (("X", "VOPDX", xs, lambda i: (i, mov_y)), ("Y", "VOPDY", ys, lambda i: (mov_x, i))):
         for info in table.values():
             try:
                 inst = dec.decode(_vopd_word(fmt, *pair(info)), 0)
@@ -221,6 +232,104 @@ def _probe_vopd(arch: str, t, dec) -> list[Entry]:
             except Exception:   # noqa: BLE001 - reported as undecodable
                 inst = half = None
             status, note, _ = _probe([inst], arch)
-            out.append(Entry(arch, "VOPD", f"{info.name} ({side})", info.op, status, note,
+            out.append(Entry(arch, "VOPD", f"{info.name} ({side})", info.op, key, info.opcode, status, note,
                              half.op if half is not None else ""))
     return out
+
+
+# ---- the report ----------------------------------------------------------------------------------------------
+def _base(name: str) -> str:
+    return name.split(" (", 1)[0]
+
+
+def entries_with_evidence(arch: str) -> list[Entry]:
+    """probe_arch's entries with what each is verified against."""
+    entries = probe_arch(arch)
+    oracle = load(arch).oracle
+    fixture_keys = src.fixture_keys(arch)[0]
+    names = src.unit_test_names(arch)[0]
+    for e in entries:
+        if oracle:
+            e.verified.append(LLVM)
+        if (e.table, e.opcode) in fixture_keys:
+            e.verified.append(FIXTURE)
+        base = _base(e.name)     # VOPD halves only by their v_dual_ name (dual issue runs its own path)
+        named = base in names or src.strip_suffix(base) in names or e.family != "VOPD" and e.op in names
+        if named and e.status in (IMPLEMENTED, PARTIAL):   # a test of an unmodelled one checks it raises
+            e.verified.append(UNIT)
+    return entries
+
+
+_COUNTS = ("table", IMPLEMENTED, PARTIAL, UNMODELLED, ERROR, LLVM, FIXTURE, UNIT, HARDWARE,
+           fidelity.APPROXIMATE, fidelity.DECISION)
+
+
+def _summary(entries: list[Entry]) -> dict[str, int]:
+    """Counts for a group of entries; "implemented" includes the partial ones, "error" the undecodable."""
+    c = dict.fromkeys(_COUNTS, 0)
+    for e in entries:
+        c["table"] += 1
+        c[IMPLEMENTED] += e.status in (IMPLEMENTED, PARTIAL)
+        c[PARTIAL] += e.status == PARTIAL
+        c[UNMODELLED] += e.status == UNMODELLED
+        c[ERROR] += e.status in (ERROR, UNDECODABLE)
+        for v in e.verified:
+            c[v] += 1
+        if e.fidelity in c:
+            c[e.fidelity] += 1
+    return c
+
+
+def _family_rank(family: str) -> tuple:
+    return (FAMILY_ORDER.index(family) if family in FAMILY_ORDER else len(FAMILY_ORDER), family)
+
+
+def report(arches=REPORT_ARCHES) -> dict:
+    """{arch: {...}} with per-family summaries and every entry (the --json form)."""
+    out = {}
+    for arch in arches:
+        t = load(arch)
+        entries = entries_with_evidence(arch)
+        fams = sorted({e.family for e in entries}, key=_family_rank)
+        _, files, problems = src.fixture_keys(arch)
+        out[arch] = {
+            "isa": t.family, "oracle": t.oracle,
+            "families": {f: _summary([e for e in entries if e.family == f]) for f in fams},
+            "total": _summary(entries),
+            "clang_fixtures": {"files": list(files), "run_by": [r for _, r in src.FIXTURES.get(arch, ())],
+                               "problems": list(problems)},
+            "unit_test_files": list(src.unit_test_names(arch)[1]),
+            "hardware_fixtures": src.HARDWARE_FIXTURES,
+            "entries": [dataclasses.asdict(e) for e in entries],
+        }
+    return out
+
+
+_HEAD = ("family", "table", "impl", "partial", "unmod", "error", "llvm-mc", "clang-fix", "unit-test", "hw-fix",
+         "approx", "decision")
+
+
+def format_text(rep: dict, verbose: bool = False) -> str:
+    lines = []
+    for arch, r in rep.items():
+        lines.append(f"{arch} ({r['isa']}): {r['total']['table']} table entries, encodings from llvm-mc "
+                     f"({r['oracle'] or 'no oracle recorded'})")
+        lines.append("  " + f"{_HEAD[0]:<8}" + "".join(f"{h:>10}" for h in _HEAD[1:]))
+        for fam, c in [*r["families"].items(), ("total", r["total"])]:
+            lines.append("  " + f"{fam:<8}" + "".join(f"{c[k]:>10}" for k in _COUNTS))
+        fx = r["clang_fixtures"]
+        lines.append(f"  clang fixtures: {len(fx['files'])} code objects, run bit-exact by {', '.join(fx['run_by'])}"
+                     + (f"; {len(fx['problems'])} problems: {'; '.join(fx['problems'][:3])}" if fx["problems"] else ""))
+        lines.append(f"  unit tests: {len(r['unit_test_files'])} emulator test files name {arch} mnemonics")
+        lines.append(f"  hardware fixtures: {r['hardware_fixtures']} (none recorded on real GPUs yet)")
+        bad = [e for e in r["entries"] if e["status"] in (ERROR, UNDECODABLE)]
+        for e in bad if not verbose else ():
+            lines.append(f"  {e['status']}: {e['name']}: {e['note']}")
+        if verbose:
+            for e in sorted(r["entries"], key=lambda e: (_family_rank(e["family"]), e["name"])):
+                fid = f"{e['fidelity']}" + (f" ({e['fidelity_note']})" if e["fidelity_note"] else "")
+                note = f"  -- {e['note']}" if e["note"] else ""
+                lines.append(f"  {e['family']:<8}{e['name']:<36} {e['status']:<12} "
+                             f"{', '.join(e['verified']) or '-':<48} {fid or '-'}{note}")
+        lines.append("")
+    return "\n".join(lines)

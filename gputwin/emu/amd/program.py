@@ -44,28 +44,35 @@ def _valu_builder():
 _VALU = _valu_builder()
 
 
-def build_handler(inst, arch: str = "gfx1100"):
-    """handler(group) -> control for one decoded instruction; unmodelled ones raise when executed."""
+def build_handler(inst, arch: str = "gfx1100", *, strict: bool = False):
+    """handler(group) -> control for one decoded instruction; unmodelled ones raise when executed.
+    strict=True raises their GpuFault now instead (the conformance report probes with it)."""
     try:
-        if arch in gfx12.ARCHES:   # RDNA4: its own instructions, the rest under their gfx11 names
-            h = gfx12.build(inst)
-            if h is not None:
-                return h
-            inst = gfx12.as_gfx11(inst)
-        elif arch == cdna3.ARCH:   # CDNA3: AGPRs, MFMA, SDWA, GFX9 v_cmpx; the rest as gfx11 (isa/cdna3_names.py)
-            h = cdna3.handler(inst, build_handler)
-            return h if h is not None else cdna3.zero_high(inst, build_handler(inst))
-        if inst.encoding in _VALU_ENCODINGS:
-            if isinstance(_VALU, Exception):
-                raise IllegalInstruction(f"{inst.op}: VALU semantics failed to load: {_VALU}")
-            return _VALU(inst)
-        build = _BUILDERS.get(inst.encoding)
-        h = build(inst) if build is not None else None
-        if h is None:
-            raise IllegalInstruction(f"{inst.op} ({inst.encoding}) is not modelled")
-        return h
+        return _build(inst, arch)
     except GpuFault as e:
+        if strict:
+            raise
         return _raiser(e)
+
+
+def _build(inst, arch: str = "gfx1100"):
+    if arch in gfx12.ARCHES:   # RDNA4: its own instructions, the rest under their gfx11 names
+        h = gfx12.build(inst)
+        if h is not None:
+            return h
+        inst = gfx12.as_gfx11(inst)
+    elif arch == cdna3.ARCH:   # CDNA3: AGPRs, MFMA, SDWA, GFX9 v_cmpx; the rest as gfx11 (isa/cdna3_names.py)
+        h = cdna3.handler(inst, _build)
+        return h if h is not None else cdna3.zero_high(inst, _build(inst))
+    if inst.encoding in _VALU_ENCODINGS:
+        if isinstance(_VALU, Exception):
+            raise IllegalInstruction(f"{inst.op}: VALU semantics failed to load: {_VALU}")
+        return _VALU(inst)
+    build = _BUILDERS.get(inst.encoding)
+    h = build(inst) if build is not None else None
+    if h is None:
+        raise IllegalInstruction(f"{inst.op} ({inst.encoding}) is not modelled")
+    return h
 
 
 _VALU_VGPR_ONLY = {"VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P"}

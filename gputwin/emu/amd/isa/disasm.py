@@ -188,8 +188,10 @@ class Printer:
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
                 texts.append(reg_text(op))
-        if inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" and texts[-2].endswith("|"):
-            texts[-2], texts[-1] = texts[-2][:-1], texts[-1] + "|"   # LLVM closes src1's |..| after VCC
+        if inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" and texts[-2].endswith("|") \
+                and not self.asm_style:
+            # LLVM's disassembler (not its assembler's printer) closes src1's |..| after the VCC operand.
+            texts[-2], texts[-1] = texts[-2][:-1], texts[-1] + "|"
         text = self._mnemonic(inst, info)
         if texts:
             text += " " + ", ".join(texts)
