@@ -43,13 +43,14 @@ def main() -> None:
                 compile_kernel(k, target)
                 times.append((time.perf_counter() - t0) * 1e3)
             total_cold += times[0]
-            print(f"compile {kern.name} {target} cold_ms={times[0]:.1f} disk_ms={times[1]:.2f} "
-                  f"memory_ms={times[2]:.3f} same_object_ms={times[3]:.4f}")
+            for mode, ms in zip(("cold", "disk", "memory", "same_object"), times):
+                print(f"compile {kern.name} {target} {mode}_ms {ms:.4g}")
     s = cache.stats
     lookups = s["compiles"] + s["disk_hits"] + s["memory_hits"]
-    print(f"compile_total_cold_s={total_cold / 1e3:.2f}")
-    print(f"cache_hit_rate={(s['disk_hits'] + s['memory_hits']) / lookups:.3f} compiles={s['compiles']} "
-          f"disk_hits={s['disk_hits']} memory_hits={s['memory_hits']}")
+    print(f"compile_total_cold_s {total_cold / 1e3:.2f}")
+    print(f"cache_hit_rate {(s['disk_hits'] + s['memory_hits']) / lookups:.3f}")
+    for what in ("compiles", "disk_hits", "memory_hits"):
+        print(f"cache_{what} {s[what]}")
 
 
 if __name__ == "__main__":
