@@ -2,13 +2,14 @@
 
     python tools/gen_isa.py [--arch gfx1100]
 
-For every encoding format (gputwin/emu/amd/isa/rdna3_formats.py) the generator sweeps the opcode field
+For every encoding format of the arch's family (gputwin/emu/amd/isa/rdna3_formats.py, rdna4_formats.py;
+table.ARCHES says which) the generator sweeps the opcode field
 through LLVM's disassembler with recognisable register numbers in each operand field, and records
 per opcode: the mnemonic, the operands in printed order with the field each comes from and its size in
 dwords, whether a literal is always read, which source kinds each source field accepts, how constants
 print (the operand's data type) and which modifiers the instruction has. What it trusts from LLVM: the
 mnemonics, operand order/sizes and printing; what it does not take from LLVM: the field layouts
-(rdna3_formats.py, hand-written from the ISA guide and checked by the differential tests).
+(the *_formats.py modules, hand-written from the ISA guides and checked by the differential tests).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-import gen_isa_probe  # noqa: E402
-from gen_isa_probe import FLAT_SEGMENTS, FORMATS, PROBES, PROBES_GFX12, TAIL, TOP9, find_base, parse_reg, split_text, word_bytes  # noqa: E402
+from gen_isa_probe import (FLAT_SEGMENTS, FORMATS, PROBES, PROBES_GFX12, TAIL, TOP9, find_base,  # noqa: E402
+                           parse_reg, split_text, word_bytes)
 from gen_isa_mods import probe_mods, probe_reject, probe_symbols, probe_types, probe_vopd  # noqa: E402
 from llvm_oracle import Disassembler  # noqa: E402
 

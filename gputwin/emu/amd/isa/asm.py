@@ -3,6 +3,7 @@ its mnemonic can name (e32 before e64, as LLVM prefers the shorter encoding), op
 against what the entry accepts, and the result is encoded by encode.py. Labels work for branches."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -11,7 +12,7 @@ from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
 from .encode import encoder
 from .inst import Inst, Operand
-from .table import OpInfo, Table, load
+from .table import SAME_TABLE, TABLE_DIR, OpInfo, Table, load
 
 
 class AsmError(ValueError):
@@ -60,15 +61,30 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
             if base != info.name:
                 add(base, info, False)
             if info.dpp:
+                # LLVM also takes DPP controls on the plain name (v_mov_b32 v1, v2 row_shl:1), not on _e32/_e64
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     add(base + "_dpp", info, True)
-                    if enc == "VOPC":
-                        add(base, info, True)
+                    add(base, info, True)
                 elif enc == "VOP3":
                     add(base + "_e64_dpp", info, True)
+                    add(base, info, True)
     for lst in idx.values():   # e32 forms before VOP3 forms
         lst.sort(key=lambda e: (e[0].enc in ("VOP3", "VOP3SD"), e[1]))
     return idx
+
+
+def _add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
+    """Older mnemonics LLVM still accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each
+    names the same entries as its canonical spelling, and the bare name covers the _e32/_e64 forms."""
+    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_aliases.json"
+    if not path.exists():
+        return
+    for alias, canon in json.loads(path.read_text()).items():
+        if canon in idx:
+            idx.setdefault(alias, idx[canon])
+        for suf in ("_e32", "_e64"):
+            if alias.endswith(suf) and canon.endswith(suf) and canon[:-4] in idx:
+                idx.setdefault(alias[:-4], idx[canon[:-4]])
 
 
 class Assembler:
@@ -77,6 +93,7 @@ class Assembler:
         self.wave64 = wave64
         self.table = load(arch)
         self.index = _build_index(self.table)
+        _add_aliases(self.index, arch)
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)

@@ -209,7 +209,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 if o.count != s.count + extra["tfe"]:
                     raise Fail(f"{s.role} needs {s.count + extra['tfe']} registers", col)
                 operands[s.role] = Operand(o.kind, o.index, s.count)
-    dpp = parse_dpp(info, left, col)
+    dpp = parse_dpp(info, left, col, legacy_bound_ctrl=table.family == "cdna3")
     if dpp is not None:
         kw["dpp"] = dpp
     if left:
@@ -222,7 +222,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         raise Fail("source modifiers need the e64 or DPP form", col)
     return Inst(info.op, enc, info.opcode, 0, operands, **kw)
 
-def parse_dpp(info: OpInfo, left: dict, col: int) -> Dpp | None:
+def parse_dpp(info: OpInfo, left: dict, col: int, legacy_bound_ctrl: bool = False) -> Dpp | None:
     """DPP16 / DPP8 controls (popped from `left`), or None."""
     def pop(name):
         return left.pop(name, (None, col))
@@ -279,6 +279,6 @@ def parse_dpp(info: OpInfo, left: dict, col: int) -> Dpp | None:
     fi, fic = pop("fi")
     if fi not in (None, "0", "1"):
         raise Fail("fi takes 0 or 1", fic)
-    # LLVM reads both bound_ctrl:0 and bound_ctrl:1 as setting BOUND_CTRL (a legacy spelling).
+    # gfx11/gfx12 LLVM takes bound_ctrl:N as the bit's value; gfx9 LLVM sets the bit for either spelling.
     return Dpp("dpp16", ctrl=ctrl, row_mask=masks["row_mask"], bank_mask=masks["bank_mask"],
-               bound_ctrl=bc is not None, fi=fi == "1")
+               bound_ctrl=bc is not None if legacy_bound_ctrl else bc == "1", fi=fi == "1")

@@ -41,7 +41,7 @@ def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
                 s = s.for_wave64()
             k, mask = s.kind, (1 << s.width) - 1
             w16 = s.allowed[:1] == "w"
-            if s.role == "simm16" or k == "off":
+            if s.role == "simm16" or k in ("off", "offset"):   # offsets live in Inst.offset
                 continue
             if k == "lit":
                 rows.append((s.role, 0, 0, (None,), 0))

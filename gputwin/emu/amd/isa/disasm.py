@@ -97,6 +97,7 @@ class Printer:
     s_version's immediate prints in hex."""
 
     smem_zero_offset = False   # gfx12 prints an SMEM offset of 0 where gfx11 prints null
+    dpp_abs_quirk = False      # gfx12: v_cndmask_b32_dpp's |src1| closes after vcc_lo
 
     def __init__(self, arch: str, asm_style: bool = False, wave64: bool = False):
         self.table: Table = load(arch)
@@ -188,9 +189,9 @@ class Printer:
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
                 texts.append(reg_text(op))
-        if inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" and texts[-2].endswith("|") \
-                and not self.asm_style:
-            # LLVM's disassembler (not its assembler's printer) closes src1's |..| after the VCC operand.
+        if self.dpp_abs_quirk and inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" \
+                and texts[-2].endswith("|") and not self.asm_style:
+            # LLVM's gfx12 disassembler (not its assembler's printer) closes src1's |..| after VCC.
             texts[-2], texts[-1] = texts[-2][:-1], texts[-1] + "|"
         text = self._mnemonic(inst, info)
         if texts:

@@ -14,6 +14,7 @@ def cpol_kind(op: str) -> str:
 
 class Rdna4Printer(Printer):
     smem_zero_offset = True
+    dpp_abs_quirk = True
 
     def _cpol_text(self, inst: Inst) -> str:
         key = f"{inst.extra.get('th', 0)},{inst.extra.get('scope', 0)}"

@@ -44,7 +44,7 @@ def test_corpus_is_large_and_covers_every_encoding(arch, valid_words):
     for enc in ("SOP1", "SOP2", "SOPK", "SOPC", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD",
                 "VOP3P", "VOPD", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF") + (("MTBUF",) if arch == "gfx1100" else ()):
         assert encs[enc] > 0, enc
-    assert sum(1 for w in valid_words if decode(w, arch).dpp is not None) > 1000
+    assert sum(1 for w in valid_words if decode(w, arch).dpp is not None) > len(valid_words) // 20
 
 
 def test_disassembly_matches_llvm_mc_text_exactly(arch, valid_words):

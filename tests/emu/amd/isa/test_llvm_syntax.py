@@ -1,0 +1,111 @@
+"""Syntax LLVM accepts that the random corpus never writes: older mnemonics (aliases), DPP controls on the
+plain mnemonic, bound_ctrl spellings, s_waitcnt forms. Expected output is whatever llvm-mc-19 prints for
+the same line (through tools/llvm_mc_vectors.py, the checker run on LLVM's own MC test inputs)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import shutil
+
+import pytest
+
+from gputwin.emu.amd.isa import assemble
+from gputwin.emu.amd.isa.asm import AsmError
+
+_ROOT = pathlib.Path(__file__).resolve().parents[4]
+_spec = importlib.util.spec_from_file_location("llvm_mc_vectors", _ROOT / "tools" / "llvm_mc_vectors.py")
+vectors = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vectors)
+
+needs_llvm = pytest.mark.skipif(shutil.which("llvm-mc-19") is None,
+                                reason="needs llvm-mc-19 (apt install llvm-19) as the reference output")
+
+ALIASES = [
+    "flat_atomic_add v[3:4], v7 offset:16",
+    "flat_atomic_smax_x2 v[8:9], v[3:4], v[10:11] glc",
+    "global_atomic_umin v2, v[4:5], off offset:-8 glc slc",
+    "global_load_dword v1, v[2:3], off offset:12",
+    "global_store_dwordx4 v[2:3], v[4:7], off",
+    "scratch_load_ubyte v1, off, s4 offset:5",
+    "buffer_load_dwordx2 v[5:6], off, s[8:11], s3 offset:12 glc",
+    "buffer_atomic_cmpswap v[1:2], v0, s[4:7], 0 idxen glc",
+    "ds_write_b32 v1, v2 offset:8",
+    "ds_read2_b32 v[4:5], v1 offset0:1 offset1:9",
+    "ds_write2st64_b64 v1, v[2:3], v[4:5] offset1:3",
+    "ds_wrxchg_rtn_b32 v9, v1, v2",
+    "s_load_dwordx4 s[8:11], s[0:1], 0x10",
+    "s_buffer_load_dword s3, s[4:7], s9 offset:0x40",
+    "s_inst_prefetch 0x3",
+    "v_mul_legacy_f32 v1, v2, v3",
+    "v_mul_legacy_f32_e64 v1, -v2, |v3| clamp",
+    "v_cvt_flr_i32_f32 v4, v5",
+    "v_cvt_rpi_i32_f32_e64 v4, |v5|",
+]
+
+DPP_PLAIN = [
+    "v_mov_b32 v1, v2 row_shl:3",
+    "v_add_f32 v1, v2, v3 quad_perm:[1,0,3,2] row_mask:0x5",
+    "v_max_i32 v0, v1, v2 row_ror:7 bank_mask:0x3 fi:1",
+    "v_cmp_lt_f32 vcc_lo, v1, v2 row_mirror",
+    "v_add_f32_e64 v1, v2, v3 row_half_mirror",        # rejected: DPP needs the plain or _e64_dpp name
+    "v_fma_f32 v1, v2, v3, v4 row_shl:1",
+    "v_add_f32 v1, -v2, v3 clamp row_shl:1",
+    "v_add_f32 v1, v2, v3 row_shl:1 clamp",             # rejected: clamp comes before the DPP controls
+    "v_mov_b32 v1, v2 dpp8:[7,6,5,4,3,2,1,0]",
+    "v_mov_b32 v1, v2 row_shl:1 bound_ctrl:0",
+    "v_mov_b32 v1, v2 row_shl:1 bound_ctrl:1",
+    "v_not_b32 v1, v2 row_xmask:2 bound_ctrl:0 fi:1",
+]
+
+OTHER = [
+    "s_waitcnt vmcnt(0) & lgkmcnt(0)",
+    "s_waitcnt vmcnt(1), expcnt(2)",
+    "s_waitcnt_depctr depctr_va_vdst(3) & depctr_sa_sdst(0)",
+    "s_delay_alu instid0(VALU_DEP_2) | instskip(SKIP_1) | instid1(TRANS32_DEP_1)",
+    "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)",
+    "ds_add_u32 v1, v2 offset:0",
+    "s_mov_b32 s0, -4.0",
+    "v_mov_b32 v0, 0x3e22f983",
+]
+
+BAD = [
+    "flat_atomic_addd v[1:2], v3",        # no such alias
+    "ds_write2_b32 v1, v2, v3 offset0:256",
+    "v_mov_b32 v1, v2 bound_ctrl:2 row_shl:1",
+]
+
+
+def _compare(lines: list[str]) -> list[str]:
+    want = vectors.run_llvm(lines, False, "gfx1100", False)
+    got = vectors.run_gputwin(lines, False, "gfx1100", False)
+    return [f"{x}: llvm {w} gputwin {g}" for x, w, g in zip(lines, want, got) if w != g]
+
+
+@needs_llvm
+@pytest.mark.parametrize("group", [ALIASES, DPP_PLAIN, OTHER, BAD], ids=["aliases", "dpp_plain", "other", "bad"])
+def test_assembler_matches_llvm_mc_on_llvm_only_syntax(group):
+    assert not _compare(group)
+
+
+@needs_llvm
+def test_llvm_rejects_each_bad_line_and_so_does_gputwin():
+    assert vectors.run_llvm(BAD, False, "gfx1100", False) == [None] * len(BAD)
+    for line in BAD:
+        with pytest.raises(AsmError):
+            assemble(line)
+
+
+def test_every_alias_names_an_instruction_of_the_table_and_encodes_like_it():
+    table = json.loads((_ROOT / "gputwin/emu/amd/isa/tables/gfx1100_aliases.json").read_text())
+    assert len(table) > 100
+    assert assemble("flat_atomic_add v[3:4], v7") == assemble("flat_atomic_add_u32 v[3:4], v7")
+    assert assemble("ds_write2_b32 v1, v2, v3 offset1:4") == assemble("ds_store_2addr_b32 v1, v2, v3 offset1:4")
+    assert assemble("v_mul_legacy_f32 v1, v2, v3") == assemble("v_mul_dx9_zero_f32 v1, v2, v3")
+
+
+def test_checker_extracts_only_instruction_lines():
+    text = "// RUN: llvm-mc ...\n\ns_nop 0 // comment\n// GFX11: s_nop 0 ; encoding: [0x00]\n.text\n"
+    assert vectors.asm_inputs(text) == ["s_nop 0"]
+    dasm = "# RUN: x\n0x00,0x00,0x80,0xbf # GFX11: s_nop 0\n[0x01, 0x02]\n# GFX11: foo\n"
+    assert vectors.dasm_inputs(dasm) == ["0x00,0x00,0x80,0xbf", "[0x01, 0x02]"]
