@@ -129,21 +129,6 @@ def _words(info: OpInfo, family: str, seed: str, table):
         yield word(_random_fields(info, rng, family))
 
 
-# Slot kinds the decoder reads through per-field operand tables (decode.py _plan) that stay small.
-_TABLED = frozenset({"src", "ssrc", "src16", "v", "v16", "s", "lit", "imp", "off"})
-
-
-def _decoder_blowup(info: OpInfo) -> str:
-    """Known decoder bug: an immediate slot wider than 16 bits makes decode.py's _plan enumerate every
-    value of the field (2**24 Operands for gfx12 s_prefetch_*: ~40 s and ~1 GB per entry). Such entries are
-    reported as errors instead of decoded."""
-    for s in info.slots:
-        if s.kind not in _TABLED and s.role != "simm16" and s.width > 16:
-            return (f"decoder bug: decoding builds a 2**{s.width}-entry table for immediate slot {s.role!r} "
-                    f"(isa/decode.py _plan); not probed")
-    return ""
-
-
 # ---- asking the emulator -------------------------------------------------------------------------------
 def _build(inst, arch: str):
     """None when a handler was built; else (status, note)."""
@@ -202,10 +187,6 @@ def probe_arch(arch: str) -> list[Entry]:
         if enc.startswith("VOPD"):
             continue
         for info in ops.values():
-            blowup = _decoder_blowup(info)
-            if blowup:
-                entries.append(Entry(arch, info.enc, info.name, info.op, enc, info.opcode, ERROR, blowup))
-                continue
             status, note, runs_as = _probe(instances(arch, info), arch)
             entries.append(Entry(arch, info.enc, info.name, info.op, enc, info.opcode, status, note, runs_as))
     entries += _probe_vopd(arch, t, decoder(arch, t.family == "cdna3"))

@@ -73,6 +73,24 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
     return idx
 
 
+# LLVM 19 (gfx11) takes the optional operands only in its printing order; the cache bits in any order.
+_RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset1": 5, "glc": 6, "slc": 6,
+         "dlc": 6, "gds": 7, "tfe": 8, "op_sel": 10, "op_sel_hi": 11, "neg_lo": 12, "neg_hi": 13, "clamp": 14,
+         "mul": 15, "div": 15, "row_mask": 17, "bank_mask": 18, "bound_ctrl": 19, "fi": 20}
+
+
+def _check_order(mods: dict) -> None:
+    last, last_name = -1, ""
+    for name, (_, col) in mods.items():
+        is_ctrl = name in ("quad_perm", "dpp8", "row_mirror", "row_half_mirror") or name in DPP_CTRL
+        rank = 16 if is_ctrl else _RANK.get(name)
+        if rank is None:
+            continue
+        if rank < last:
+            raise Fail(f"{name!r} must come before {last_name!r}", col)
+        last, last_name = rank, name
+
+
 def _add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
     """Older mnemonics LLVM still accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each
     names the same entries as its canonical spelling, and the bare name covers the _e32/_e64 forms."""
@@ -232,6 +250,8 @@ class Assembler:
         if has_dpp != dpp_form:
             first = next(iter(out.values()), ("", 0))[1]
             raise Fail("DPP modifiers need a DPP form" if has_dpp else "missing DPP control", first)
+        if self.table.family == "rdna3":
+            _check_order(out)
         return out
 
     # ---- operands into an Inst ----------------------------------------------------------------
