@@ -58,6 +58,19 @@ DPP_PLAIN = [
     "v_not_b32 v1, v2 row_xmask:2 bound_ctrl:0 fi:1",
 ]
 
+ORDER = [   # LLVM takes optional operands in its printing order only (cache bits in any order)
+    "v_add_f32_e64 v1, v2, v3 mul:2 clamp",
+    "v_fma_f32 v1, v2, v3, v4 clamp div:2",
+    "global_load_b32 v1, v[2:3], off glc offset:4",
+    "global_load_b32 v1, v[2:3], off offset:4 dlc slc glc",
+    "buffer_load_b32 v5, v0, s[8:11], s3 offset:4 offen",
+    "ds_store_2addr_b32 v1, v2, v3 offset1:4 offset0:2",
+    "v_pk_add_f16 v1, v2, v3 neg_lo:[1,0] op_sel:[1,0]",
+    "v_pk_add_f16 v1, v2, v3 op_sel:[1,0] neg_lo:[1,0] clamp",
+    "v_mov_b32 v1, v2 fi:1 row_shl:1",
+    "v_add_f32 v1, v2, v3 row_shl:1 bank_mask:0x1 row_mask:0x3",
+]
+
 OTHER = [
     "s_waitcnt vmcnt(0) & lgkmcnt(0)",
     "s_waitcnt vmcnt(1), expcnt(2)",
@@ -83,7 +96,8 @@ def _compare(lines: list[str]) -> list[str]:
 
 
 @needs_llvm
-@pytest.mark.parametrize("group", [ALIASES, DPP_PLAIN, OTHER, BAD], ids=["aliases", "dpp_plain", "other", "bad"])
+@pytest.mark.parametrize("group", [ALIASES, DPP_PLAIN, ORDER, OTHER, BAD],
+                         ids=["aliases", "dpp_plain", "order", "other", "bad"])
 def test_assembler_matches_llvm_mc_on_llvm_only_syntax(group):
     assert not _compare(group)
 
