@@ -8,51 +8,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gputwin
 import tests.emu.amd.test_standalone as rdna3
 from gputwin.device import emulated_gpu
+from tests.emu.amd.device_rig import device, device_kernel
 from tests.emu.amd.test_gfx12_standalone import gfx1201_image
 
-_DEV = {}
-
-
-def _device():
-    if "dev" not in _DEV:
-        _DEV["dev"] = gputwin.open_device("MOCKAMD:gfx1201")
-    return _DEV["dev"]
-
-
-class DeviceArena:
-    """The Arena calls the end-to-end tests make, on device buffers."""
-
-    def __init__(self, dev):
-        self.dev = dev
-
-    def alloc(self, nbytes: int, data=None):
-        buf = self.dev.alloc(max(int(nbytes), 4))
-        if data is not None:
-            self.dev.copyin(buf, np.ascontiguousarray(data))
-        return buf
-
-    def array(self, buf, dtype, count: int) -> np.ndarray:
-        out = np.empty(count, dtype)
-        self.dev.copyout(out, buf)
-        return out
-
-
-class DeviceKernel:
-    def __init__(self, dev, prg):
-        self.dev, self.prg = dev, prg
-
-    def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1)):
-        self.prg(*args, grid=grid, block=block)
-        self.dev.synchronize()
+SPEC = "MOCKAMD:gfx1201"
 
 
 def kernel(obj: str, name: str, wave64: bool):
-    dev = _device()
-    image = gfx1201_image(obj, name, wave64)
-    return DeviceArena(dev), DeviceKernel(dev, dev.load(image, name))
+    return device_kernel(SPEC, gfx1201_image(obj, name, wave64), name)
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +32,7 @@ for _name in ("test_saxpy_matches_numpy_fused_multiply_add", "test_lds_tree_redu
 
 
 def test_device_is_an_emulated_gfx1201_that_executes_the_dispatches():
-    dev = _device()
+    dev = device(SPEC)
     assert dev.arch == "gfx1201"
     gpu = emulated_gpu(dev)
     before = gpu.stats.wave_insts

@@ -8,49 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gputwin
 import tests.emu.amd.test_gfx942_kernels as cdna3
 import tests.emu.amd.test_standalone as rdna3
 from gputwin.device import emulated_gpu
+from tests.emu.amd.device_rig import device, device_kernel
 from tests.emu.amd.test_gfx942_kernels import GFX942
 
-_DEV = {}
-
-
-def _device():
-    if "dev" not in _DEV:
-        _DEV["dev"] = gputwin.open_device("MOCKAMD:gfx942")
-    return _DEV["dev"]
-
-
-class DeviceArena:
-    def __init__(self, dev):
-        self.dev = dev
-
-    def alloc(self, nbytes: int, data=None):
-        buf = self.dev.alloc(max(int(nbytes), 4))
-        if data is not None:
-            self.dev.copyin(buf, np.ascontiguousarray(data))
-        return buf
-
-    def array(self, buf, dtype, count: int) -> np.ndarray:
-        out = np.empty(count, dtype)
-        self.dev.copyout(out, buf)
-        return out
-
-
-class DeviceKernel:
-    def __init__(self, dev, prg):
-        self.dev, self.prg = dev, prg
-
-    def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1)):
-        self.prg(*args, grid=grid, block=block)
-        self.dev.synchronize()
+SPEC = "MOCKAMD:gfx942"
 
 
 def kernel(obj: str, name: str, wave64: bool = True):
-    dev = _device()
-    return DeviceArena(dev), DeviceKernel(dev, dev.load((GFX942 / f"{obj}.hsaco").read_bytes(), name))
+    return device_kernel(SPEC, (GFX942 / f"{obj}.hsaco").read_bytes(), name)
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +40,7 @@ def test_gfx942_device_runs_mfma():
 
 
 def test_device_is_an_emulated_gfx942_that_executes_the_dispatches():
-    dev = _device()
+    dev = device(SPEC)
     assert dev.arch == "gfx942"
     gpu = emulated_gpu(dev)
     before = gpu.stats.wave_insts
