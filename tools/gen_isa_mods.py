@@ -166,12 +166,12 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
     if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P") and any(s[1] == "src0" for s in e["slots"]):
         dpp = []
         v = dict(values, src0=250)
-        size, base = _dis_word(sw, fmt_name, v, struct.pack("<II", 0xFF0000E4 | 20, 0))
+        size, base = _dis_word(sw, fmt_name, v, struct.pack("<II", 0xFF00E400 | 20, 0))
         if size:
             dpp.append("dpp16")
             negabs = 0   # DPP dword bits [23:20]: src0 neg, src0 abs, src1 neg, src1 abs (e32 forms)
             for bit in range(4):
-                s2, t2 = _dis_word(sw, fmt_name, v, struct.pack("<II", 0xFF0000E4 | 20 | 1 << (20 + bit), 0))
+                s2, t2 = _dis_word(sw, fmt_name, v, struct.pack("<II", 0xFF00E400 | 20 | 1 << (20 + bit), 0))
                 if s2 and t2 != base:
                     negabs |= 1 << bit
                     if "sext(" in t2:

@@ -169,7 +169,10 @@ class Printer:
                 texts.append(t)
             elif s.kind == "v" and inst.dpp is not None and s.role == "src1":
                 dm = mods.get("dpp_negabs", 0)
-                texts.append(src_text(op, None, inst.neg[1] and bool(dm & 4), inst.abs[1] and bool(dm & 8)))
+                if inst.neg[1] and dm & 4 and mods.get("dpp_sext", 0) & 4:   # an integer src1 (v_ldexp_f16)
+                    texts.append(f"sext({src_text(op, None)})")
+                else:
+                    texts.append(src_text(op, None, inst.neg[1] and bool(dm & 4), inst.abs[1] and bool(dm & 8)))
             elif s.kind == "v16":
                 texts.append(reg_text(op) + (".h" if inst.op_sel[3] else ".l"))
             elif s.kind == "lit":

@@ -12,6 +12,8 @@ import pytest
 
 from gputwin.emu.amd.isa import assemble
 from gputwin.emu.amd.isa.asm import AsmError
+from gputwin.emu.amd.isa.decode import decode
+from gputwin.errors import IllegalInstruction
 
 _ROOT = pathlib.Path(__file__).resolve().parents[4]
 _spec = importlib.util.spec_from_file_location("llvm_mc_vectors", _ROOT / "tools" / "llvm_mc_vectors.py")
@@ -80,12 +82,28 @@ OTHER = [
     "ds_add_u32 v1, v2 offset:0",
     "s_mov_b32 s0, -4.0",
     "v_mov_b32 v0, 0x3e22f983",
+    "buffer_load_b32 v5, off, s[8:11], 0.5 offset:4095",
+    "buffer_store_b16 v5, v0, s[8:11], -4.0 offen",
+    "s_waitcnt_vscnt null, 0x1234",
+    "v_add_f32 v5, lit(0.5), v2",          # LLVM 19 encodes lit(x) as if x were written bare
+    "v_add_f32_e64 v5, |lit(2)|, v2",
+    "v_add_f32 v5, lit(100), v2",
+]
+
+# 16-bit VOP1/VOP2 ops have e32 DPP16 forms; an integer src1 (v_ldexp_f16) prints its NEG bit as sext().
+DPP16_16BIT = [
+    "v_cos_f16_dpp v1, v2 row_shl:1 row_mask:0xf bank_mask:0xf",
+    "v_add_f16_dpp v1, -v2, v3 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
+    "v_ldexp_f16_dpp v66, -v70, sext(v76) quad_perm:[3,3,1,1] row_mask:0x1 bank_mask:0x1",
 ]
 
 BAD = [
     "flat_atomic_addd v[1:2], v3",        # no such alias
     "ds_write2_b32 v1, v2, v3 offset0:256",
     "v_mov_b32 v1, v2 bound_ctrl:2 row_shl:1",
+    "buffer_load_b32 v5, off, s[8:11], 1.5",
+    "v_add_f32 v5, lit(v1), v2",
+    "v_add_f32_e64 v5, -lit(0.5), v2",
 ]
 
 
@@ -96,8 +114,8 @@ def _compare(lines: list[str]) -> list[str]:
 
 
 @needs_llvm
-@pytest.mark.parametrize("group", [ALIASES, DPP_PLAIN, ORDER, OTHER, BAD],
-                         ids=["aliases", "dpp_plain", "order", "other", "bad"])
+@pytest.mark.parametrize("group", [ALIASES, DPP_PLAIN, ORDER, OTHER, DPP16_16BIT, BAD],
+                         ids=["aliases", "dpp_plain", "order", "other", "dpp16_16bit", "bad"])
 def test_assembler_matches_llvm_mc_on_llvm_only_syntax(group):
     assert not _compare(group)
 
@@ -123,3 +141,16 @@ def test_checker_extracts_only_instruction_lines():
     assert vectors.asm_inputs(text) == ["s_nop 0"]
     dasm = "# RUN: x\n0x00,0x00,0x80,0xbf # GFX11: s_nop 0\n[0x01, 0x02]\n# GFX11: foo\n"
     assert vectors.dasm_inputs(dasm) == ["0x00,0x00,0x80,0xbf", "[0x01, 0x02]"]
+
+
+@needs_llvm
+def test_vopd_is_wave32_only_in_both_directions():
+    line = "v_dual_add_f32 v255, -1, v4 :: v_dual_mov_b32 v6, src_scc"
+    assert vectors.run_llvm([line], False, "gfx1100", True) == [None]
+    assert vectors.run_gputwin([line], False, "gfx1100", True) == [None]
+    code = assemble(line)   # wave32 encodes it
+    byte_line = ",".join(f"{b:#04x}" for b in code)
+    assert vectors.run_gputwin([byte_line], True, "gfx1100", False) == vectors.run_llvm([byte_line], True, "gfx1100",
+                                                                                      False)
+    with pytest.raises(IllegalInstruction, match="wave32"):
+        decode(code, "gfx1100", wave64=True)
