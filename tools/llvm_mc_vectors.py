@@ -96,10 +96,6 @@ def run_gputwin(lines: list[str], disasm: bool, arch: str, wave64: bool) -> list
     return _align(lines, out.getvalue(), err.getvalue())
 
 
-def _llvm_disasm_bad(stderr_group: tuple[str, ...]) -> bool:
-    return any("invalid instruction encoding" in s for s in stderr_group)
-
-
 def compare_file(path: pathlib.Path, arch: str, wave64: bool) -> tuple[int, int, list[str]]:
     """(passed, total, mismatch descriptions) for one test file."""
     disasm = path.suffix == ".txt"

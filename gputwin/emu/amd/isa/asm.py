@@ -3,16 +3,16 @@ its mnemonic can name (e32 before e64, as LLVM prefers the shorter encoding), op
 against what the entry accepts, and the result is encoded by encode.py. Labels work for branches."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 
 from . import sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
+from .asm_syntax import add_aliases, check_order
 from .encode import encoder
 from .inst import Inst, Operand
-from .table import SAME_TABLE, TABLE_DIR, OpInfo, Table, load
+from .table import OpInfo, Table, load
 
 
 class AsmError(ValueError):
@@ -73,45 +73,13 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
     return idx
 
 
-# LLVM 19 (gfx11) takes the optional operands only in its printing order; the cache bits in any order.
-_RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset1": 5, "glc": 6, "slc": 6,
-         "dlc": 6, "gds": 7, "tfe": 8, "op_sel": 10, "op_sel_hi": 11, "neg_lo": 12, "neg_hi": 13, "clamp": 14,
-         "mul": 15, "div": 15, "row_mask": 17, "bank_mask": 18, "bound_ctrl": 19, "fi": 20}
-
-
-def _check_order(mods: dict) -> None:
-    last, last_name = -1, ""
-    for name, (_, col) in mods.items():
-        is_ctrl = name in ("quad_perm", "dpp8", "row_mirror", "row_half_mirror") or name in DPP_CTRL
-        rank = 16 if is_ctrl else _RANK.get(name)
-        if rank is None:
-            continue
-        if rank < last:
-            raise Fail(f"{name!r} must come before {last_name!r}", col)
-        last, last_name = rank, name
-
-
-def _add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
-    """Older mnemonics LLVM still accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each
-    names the same entries as its canonical spelling, and the bare name covers the _e32/_e64 forms."""
-    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_aliases.json"
-    if not path.exists():
-        return
-    for alias, canon in json.loads(path.read_text()).items():
-        if canon in idx:
-            idx.setdefault(alias, idx[canon])
-        for suf in ("_e32", "_e64"):
-            if alias.endswith(suf) and canon.endswith(suf) and canon[:-4] in idx:
-                idx.setdefault(alias[:-4], idx[canon[:-4]])
-
-
 class Assembler:
     def __init__(self, arch: str = "gfx1100", wave64: bool = False):
         self.arch = arch
         self.wave64 = wave64
         self.table = load(arch)
         self.index = _build_index(self.table)
-        _add_aliases(self.index, arch)
+        add_aliases(self.index, arch)
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)
@@ -186,6 +154,8 @@ class Assembler:
     def parse(self, body: str, line: int, col0: int = 1) -> tuple[Inst, str | None]:
         """One instruction (no label/comment) -> (Inst, branch label or None)."""
         if " :: " in body:
+            if self.wave64:
+                raise AsmError("instruction requires wavesize=32", line, col0)
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
@@ -251,7 +221,7 @@ class Assembler:
             first = next(iter(out.values()), ("", 0))[1]
             raise Fail("DPP modifiers need a DPP form" if has_dpp else "missing DPP control", first)
         if self.table.family == "rdna3":
-            _check_order(out)
+            check_order(out)
         return out
 
     # ---- operands into an Inst ----------------------------------------------------------------
@@ -371,7 +341,8 @@ class Assembler:
                 raise Fail("16-bit operands of e32 forms use v0..v127", c)
             return Operand("vgpr", p.index, p.count)
         if k == "s":
-            if s.role == "soffset" and p.kind == "int" and info.fmt.name in ("MUBUF", "MTBUF") and s.width == 8:
+            if s.role == "soffset" and p.kind in ("int", "float") and info.fmt.name in ("MUBUF", "MTBUF") \
+                    and s.width == 8:
                 try:
                     return immediate(p, "b32", True, False)
                 except OperandError as e:

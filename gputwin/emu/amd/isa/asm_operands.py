@@ -59,7 +59,13 @@ def parse_operand(tok: str) -> Parsed:
         t, abs_ = t[4:-1], True
     elif t.startswith("-") and not _INT.fullmatch(t) and not _FLOAT.fullmatch(t):
         t, neg = t[1:], True
-    p = _plain(t)
+    if t.startswith("lit(") and t.endswith(")"):
+        # LLVM 19 accepts lit(x) and encodes x as if written bare; a constant is required, no leading '-'
+        p = _plain(t[4:-1].strip())
+        if p.kind not in ("int", "float") or neg:
+            raise OperandError("expected immediate with lit modifier")
+    else:
+        p = _plain(t)
     p.neg, p.abs, p.sext, p.negmnemo = neg, abs_, sext, negm
     return p
 

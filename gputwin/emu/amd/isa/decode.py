@@ -31,46 +31,53 @@ _PLANS: dict[tuple[int, bool], tuple] = {}
 
 
 def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
-    """Per slot (role, lo, mask, table): table[field value] is the ready Operand, or None for the rare
-    cases _slow handles (literals, reserved encodings). Built once per table entry."""
+    """Per slot (role, lo, mask, table, lit_at): table[field value] is the ready Operand, or None for the
+    rare cases _slow handles (literals, reserved encodings). Built once per table entry."""
     plan = _PLANS.get((id(slots), wave64))
     if plan is None:
         rows = []
         for s in slots:
             if wave64:
                 s = s.for_wave64()
-            k, mask = s.kind, (1 << s.width) - 1
-            w16 = s.allowed[:1] == "w"
-            if s.role == "simm16" or k in ("off", "offset"):   # offsets live in Inst.offset
+            if s.role == "simm16" or s.kind in ("off", "offset"):   # offsets live in Inst.offset
                 continue
-            if k == "lit":
-                rows.append((s.role, 0, 0, (None,), 0))
-            elif k == "imp":
-                rows.append((s.role, 0, 0, (_reg("sgpr", *_IMPLICIT[s.field]),), -1))
-            elif k in ("src", "ssrc"):
-                t = _src_table(s.count, s.ptype)
-                if k == "ssrc":   # SALU sources: no LDS_DIRECT
-                    t = t[:254] + (None,) + t[255:256]
-                rows.append((s.role, s.lo, mask, t[:384] + (None,) * 128 if w16 else t[:mask + 1], SRC_LITERAL))
-            elif k == "v":
-                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v, s.count) if not (w16 and v >= 128)
-                                                      and v + s.count <= 256 else None for v in range(mask + 1)), -1))
-            elif k == "s" and s.field == "soffset" and mask == 0xFF:   # MUBUF/MTBUF: an SGPR or inline constant
-                rows.append((s.role, s.lo, mask, _src_table(1, "b32")[:256], -1))
-            elif k == "s":
-                scale = _SCALE.get(s.field, 1)
-                rows.append((s.role, s.lo, mask, tuple(_reg("sgpr", v * scale, s.count) if _sgpr_ok(v * scale, s.count)
-                                                      else None for v in range(mask + 1)), -1))
-            elif k == "v16":
-                rows.append((s.role, s.lo, mask, tuple(_reg("vgpr", v & 127, 1) for v in range(mask + 1)), -1))
-            elif k == "src16":
-                t = _src_table(1, s.ptype)
-                rows.append((s.role, s.lo, mask, tuple(t[v & ~128 if v >= 256 else v] for v in range(mask + 1)),
-                             SRC_LITERAL))
-            else:   # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
-                rows.append((s.role, s.lo, mask, tuple(Operand("imm", 0, 1, v) for v in range(mask + 1)), -1))
+            table, lit_at = _field_table(s.kind, s.field, s.count, s.ptype, s.allowed[:1] == "w", s.width)
+            rows.append((s.role, s.lo if s.kind not in ("lit", "imp") else 0, (1 << s.width) - 1
+                         if s.kind not in ("lit", "imp") else 0, table, lit_at))
         plan = _PLANS[(id(slots), wave64)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
     return plan[0]
+
+
+@lru_cache(maxsize=None)
+def _field_table(k: str, field: str, count: int, ptype: str | None, w16: bool, width: int) -> tuple:
+    """(table, lit_at) for one kind of operand field; shared by every entry with such a field (a fresh
+    process builds only the few it meets)."""
+    mask = (1 << width) - 1
+    if k == "lit":
+        return (None,), 0
+    if k == "imp":
+        return (_reg("sgpr", *_IMPLICIT[field]),), -1
+    if k in ("src", "ssrc"):
+        t = _src_table(count, ptype)
+        if k == "ssrc":   # SALU sources: no LDS_DIRECT
+            t = t[:254] + (None,) + t[255:256]
+        return (t[:384] + (None,) * 128 if w16 else t[:mask + 1]), SRC_LITERAL
+    if k == "v":
+        return tuple(_reg("vgpr", v, count) if not (w16 and v >= 128) and v + count <= 256 else None
+                     for v in range(mask + 1)), -1
+    if k == "s" and field == "soffset" and mask == 0xFF:   # MUBUF/MTBUF: an SGPR or inline constant
+        return _src_table(1, "b32")[:256], -1
+    if k == "s":
+        scale = _SCALE.get(field, 1)
+        return tuple(_reg("sgpr", v * scale, count) if _sgpr_ok(v * scale, count) else None
+                     for v in range(mask + 1)), -1
+    if k == "v16":
+        return tuple(_reg("vgpr", v & 127, 1) for v in range(mask + 1)), -1
+    if k == "src16":
+        t = _src_table(1, ptype)
+        return tuple(t[v & ~128 if v >= 256 else v] for v in range(mask + 1)), SRC_LITERAL
+    # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
+    return tuple(Operand("imm", 0, 1, v) for v in range(mask + 1)), -1
 
 
 _LIT_FIELDS: dict[int, tuple] = {}
@@ -225,6 +232,8 @@ class Decoder:
         if fname == "VOP3P":
             return self._vop3p(word, b)
         if fname == "VOPD":
+            if self.wave64:
+                raise _Illegal("VOPD (v_dual_*) needs wave32")
             return self._vopd(word, b)
         if len(b) < 8:
             raise _Illegal(f"truncated {fname} instruction")

@@ -5,6 +5,7 @@ import dataclasses
 import functools
 import json
 import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import cdna3_formats, rdna3_formats, rdna4_formats
@@ -72,17 +73,75 @@ def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
     return tuple(out)
 
 
+class _Ops(Mapping):
+    """opcode -> OpInfo of one encoding, each built from its JSON entry on first use: a fresh process
+    decoding one kernel touches a few dozen of the ~1400 entries, and building them all took most of
+    the first dispatch."""
+
+    __slots__ = ("_raw", "_built", "_formats")
+
+    def __init__(self, raw: dict, formats: dict):
+        self._raw = {int(k): v for k, v in raw.items()}
+        self._built: dict[int, OpInfo] = {}
+        self._formats = formats
+
+    def get(self, opcode, default=None):
+        info = self._built.get(opcode)
+        if info is None:
+            e = self._raw.get(opcode)
+            if e is None:
+                return default
+            info = self._built[opcode] = _info(self._formats, opcode, e)
+        return info
+
+    def __getitem__(self, opcode) -> OpInfo:
+        info = self.get(opcode)
+        if info is None:
+            raise KeyError(opcode)
+        return info
+
+    def __contains__(self, opcode) -> bool:
+        return opcode in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def _info(formats: dict, opcode: int, e: dict) -> OpInfo:
+    enc = e["enc"]
+    fmt = formats[enc if enc in formats else "FLAT" if enc in ("GLOBAL", "SCRATCH") else "MUBUF"]
+    hidden = -1
+    if enc == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):
+        # v_cmpx_*_e64 write EXEC and print no destination; LLVM encodes VDST = 126 (EXEC_LO).
+        hidden = 126 if e["name"].startswith("v_cmpx") else 0
+    return OpInfo(e["name"], e["op"], enc, fmt, opcode, e["literal"], _slots(fmt, e["slots"], e.get("w64")),
+                  _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
+                  tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
+                  hidden_vdst=hidden, reject=e.get("reject", 0))
+
+
 @dataclass(frozen=True)
 class Table:
     arch: str
     family: str                             # rdna3 / rdna4: which format module the encodings follow
-    by_enc: dict[str, dict[int, OpInfo]]     # encoding -> opcode -> OpInfo
-    by_name: dict[str, list[OpInfo]]        # printed mnemonic -> candidates
+    by_enc: dict[str, Mapping[int, OpInfo]]  # encoding -> opcode -> OpInfo (built lazily, see _Ops)
     oracle: str
     hwreg: dict[int, str]                   # hwreg id -> name
     sendmsg: dict[int, str]                 # s_sendmsg simm16 (< 256) -> LLVM's text
     buf_format: dict[int, str]              # MTBUF format -> text after "format:" ("" = not printed)
     cpol: dict[str, dict[str, str]]         # rdna4: load/store/atomic -> "TH,SCOPE" -> "th:.. scope:.." text
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, list[OpInfo]]:
+        """printed mnemonic -> candidates (builds every entry: for the assembler, not the decoder)."""
+        out: dict[str, list[OpInfo]] = {}
+        for ops in self.by_enc.values():
+            for info in ops.values():
+                out.setdefault(info.name, []).append(info)
+        return out
 
 
 @functools.cache
@@ -90,24 +149,9 @@ def load(arch: str) -> Table:
     if arch not in ARCHES:
         raise ValueError(f"no ISA tables for arch {arch!r}; known: {', '.join(sorted(ARCHES))}")
     doc = json.loads((TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}.json").read_text())
-    FORMATS = FAMILIES[ARCHES[arch]].FORMATS
-    by_enc: dict[str, dict[int, OpInfo]] = {}
-    by_name: dict[str, list[OpInfo]] = {}
-    for enc, ops in doc["encodings"].items():
-        group = by_enc.setdefault(enc, {})
-        for opcode, e in ops.items():
-            fmt = FORMATS[e["enc"] if e["enc"] in FORMATS else "FLAT" if e["enc"] in ("GLOBAL", "SCRATCH") else
-                          "MUBUF"]
-            info = OpInfo(e["name"], e["op"], e["enc"], fmt, int(opcode), e["literal"], _slots(fmt, e["slots"], e.get("w64")),
-                          _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
-                          tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
-                          reject=e.get("reject", 0))
-            if e["enc"] == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):
-                # v_cmpx_*_e64 write EXEC and print no destination; LLVM encodes VDST = 126 (EXEC_LO).
-                info = dataclasses.replace(info, hidden_vdst=126 if e["name"].startswith("v_cmpx") else 0)
-            group[int(opcode)] = info
-            by_name.setdefault(e["name"], []).append(info)
+    formats = FAMILIES[ARCHES[arch]].FORMATS
+    by_enc = {enc: _Ops(ops, formats) for enc, ops in doc["encodings"].items()}
     sym = doc["symbols"]
     ints = lambda d: {int(k): v for k, v in d.items()}  # noqa: E731
-    return Table(arch, ARCHES[arch], by_enc, by_name, doc.get("oracle", ""), ints(sym["hwreg"]),
+    return Table(arch, ARCHES[arch], by_enc, doc.get("oracle", ""), ints(sym["hwreg"]),
                  ints(sym["sendmsg"]), ints(sym["format"]), sym.get("cpol", {}))

@@ -169,6 +169,34 @@ def _shift64(kind: str):
     return make
 
 
+# --- v_lshl_add_u64 (CDNA3 address arithmetic) ---------------------------------------------------------
+def _lshl_add_u64(inst, d):
+    """D.u64 = (S0.u64 << S1[2:0]) + S2.u64 with a constant shift count: gfx942's form of index * size +
+    base. The shifted index and the base stay as compact as stored, so a pointer's high dword (a zero
+    index high dword plus an SGPR base) stays one value per wave."""
+    op = inst.operands.get("src1")
+    if op is None or op.kind not in ("const", "literal"):
+        return None                                           # per-lane counts: the table path
+    n = int(read(None, inst, "src1", "u32")) & 7
+
+    def h(g):
+        lo, hi = _pair(g, inst, "src0")
+        blo, bhi = _pair(g, inst, "src2")
+        if n:
+            slo, shi = np.left_shift(lo, U32(n), dtype=U32), np.left_shift(hi, U32(n), dtype=U32)
+            if _max(lo) >> (32 - n):                          # bits crossing into the high dword
+                shi = _or(shi, np.right_shift(lo, U32(32 - n), dtype=U32))
+        else:
+            slo, shi = lo, hi
+        rlo = np.add(slo, blo, dtype=U32)
+        rhi = np.add(shi, bhi, dtype=U32)
+        if _max(slo) + _max(blo) > M32:                       # a carry out of the low dword is possible
+            rhi = _add_flag(rhi, rlo < slo)
+        g.set_vgpr(d, rlo)
+        g.set_vgpr(d + 1, rhi)
+    return h
+
+
 # --- 32-bit adds and subtracts with carry out (and in) ------------------------------------------------
 def _mask_is_zero(g, inst, role: str) -> bool:
     """Is the carry-in lane mask all zero? Checked on the SGPR words (per wave), not per lane."""
@@ -213,6 +241,7 @@ _MAKERS = {
     "v_lshlrev_b64": _shift64("shl"),
     "v_lshrrev_b64": _shift64("shr"),
     "v_ashrrev_i64": _shift64("sar"),
+    "v_lshl_add_u64": _lshl_add_u64,
     "v_add_co_u32": _carry(False, False, False),
     "v_sub_co_u32": _carry(True, False, False),
     "v_subrev_co_u32": _carry(True, True, False),

@@ -124,17 +124,24 @@ def fma_ro(a, b, c):
 def fma_f32_rne(a, b, c):
     """f32 fma, nearest-even, on f32 bit arrays. float64 p + c (p exact) can only mislead the final
     rounding when it lands exactly on an f32 halfway point (low 29 mantissa bits 0x10000000) or in the
-    f32 denormal range; only those rare lanes pay for the round-to-odd path."""
-    x, y, z = to_f64(a, F32), to_f64(b, F32), to_f64(c, F32)
+    f32 denormal range; only those rare lanes pay for the round-to-odd path. The f32 -> f64 widening
+    happens inside the multiply and add (numpy casts in buffered chunks): no widened copies of the inputs."""
+    if not (np.ndim(a) or np.ndim(b) or np.ndim(c)):   # three single values: as one lane (nonzero needs 1-d)
+        return fma_f32_rne(np.reshape(a, 1), np.reshape(b, 1), np.reshape(c, 1))[0]
+    fa, fb, fc = (np.asarray(v).view(np.float32) for v in (a, b, c))
     with np.errstate(all="ignore"):
-        s = x * y + z
+        s = np.multiply(fa, fb, dtype=np.float64)
+        if s.ndim and s.shape == np.broadcast_shapes(s.shape, fc.shape):
+            np.add(s, fc, out=s)
+        else:
+            s = np.add(s, fc, dtype=np.float64)
         r = s.astype(np.float32)
     sb = s.view(np.uint64)
     suspect = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(r) < np.float32(2.0 ** -125))
     if suspect.any():
         idx = np.nonzero(suspect)
-        xs, ys, zs = (np.broadcast_to(v, s.shape)[idx] for v in (x, y, z))
-        r = np.array(r)
+        with np.errstate(invalid="ignore"):      # signalling NaNs widen (quieted) without a warning
+            xs, ys, zs = (np.broadcast_to(v, s.shape)[idx].astype(np.float64) for v in (fa, fb, fc))
         r[idx] = fma_ro(xs, ys, zs).astype(np.float32)
     return r.view(np.uint32)
 

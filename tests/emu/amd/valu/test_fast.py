@@ -3,7 +3,9 @@ per-wave (broadcast) and uniform operands, carries at the wrap edges, EXEC-maske
 import numpy as np
 import pytest
 
+from gputwin.emu.amd import cdna3
 from gputwin.emu.amd.valu import execute, fast, prepare
+from gputwin.emu.amd.wave import compact
 
 from .helpers import C, L, S, V, VCC, fill, group, inst, u64
 
@@ -191,3 +193,58 @@ def test_carry_in_all_zero_and_carry_out_all_zero_write_zero_masks():
 def test_dpp_or_clamp_forms_take_the_table_path():
     assert fast.build(inst("v_add_co_u32", "VOP3SD", vdst=V(0), sdst=S(8), src0=V(1), src1=V(2),
                            clamp=True)) is None
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 7, 9])
+@pytest.mark.parametrize("layout", ["lanes", "per_wave_index_uniform_base", "per_wave_base"])
+def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
+    cdna3._register_valu()                       # the gfx942 table entry, as the CDNA3 handler adds it
+    g = group(3, True)                           # gfx942 runs wave64
+    shape = (g.n, g.lanes)
+    lo = _u32(shape)
+    if layout == "lanes":                        # both operands per lane: carries into and out of the high dword
+        hi, blo, bhi = _u32(shape), _u32(shape), _u32(shape)
+        lo[0, 9], hi[0, 9], blo[0, 9], bhi[0, 9] = M32, M32, 1 << count & M32 or 1, M32   # wraps past 2^64
+        fill(g, 2, lo)
+        fill(g, 3, hi)
+        fill(g, 4, blo)
+        fill(g, 5, bhi)
+        src2 = V(4, 2)
+    else:                                        # the compiler's form: zero-extended index + SGPR base
+        hi = np.array([[0], [1], [0x80000000]], np.uint32) if layout == "per_wave_base" else np.uint32(0)
+        fill(g, 2, lo)
+        g.set_vgpr(3, hi, np.ones(shape, bool))  # stored per wave / uniform
+        blo = np.array([[0xFFFFFFF0], [0], [0x80000000]], np.uint32) if layout == "per_wave_base" \
+            else np.uint32(0xFFFFFF00)
+        bhi = np.array([[M32], [7], [0]], np.uint32) if layout == "per_wave_base" else np.uint32(0x7FFF)
+        g.s[40] = np.broadcast_to(blo, (g.n, 1))[:, 0]
+        g.s[41] = np.broadcast_to(bhi, (g.n, 1))[:, 0]
+        src2 = S(40, 2)
+    ex = _exec(g, True)
+    g.set_exec(ex)
+    old0, old1 = g.vgpr(0).copy(), g.vgpr(1).copy()
+    i = inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=C(128 + count), src2=src2)
+    assert fast.build(i) is not None
+    execute(g, i)
+    want = [((x | y << 32) << (count & 7)) + (b0 | b1 << 32) & M64 for x, y, b0, b1 in
+            zip(_lanes(lo, shape), _lanes(hi, shape), _lanes(blo, shape), _lanes(bhi, shape))]
+    _check_vgpr(g, 0, [w & M32 for w in want], old0, ex)
+    _check_vgpr(g, 1, [w >> 32 for w in want], old1, ex)
+
+
+def test_lshl_add_u64_keeps_a_per_wave_high_dword_compact():
+    cdna3._register_valu()
+    g = group(2, True)
+    fill(g, 2, np.arange(128, dtype=np.uint32).reshape(2, 64))
+    g.s[6], g.s[7] = [0x1000, 0x2000], [5, 6]
+    execute(g, inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=C(130), src2=S(6, 2)))
+    assert compact(g.vgpr(1)).shape == (2, 1)
+    np.testing.assert_array_equal(u64(g, 0), (np.array([5, 6], np.uint64)[:, None] << np.uint64(32)) +
+                                  np.array([0x1000, 0x2000], np.uint64)[:, None] + np.arange(128, dtype=np.uint64)
+                                  .reshape(2, 64) * np.uint64(4))
+
+
+def test_lshl_add_u64_by_per_lane_count_uses_the_table_path():
+    cdna3._register_valu()
+    i = inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=V(4), src2=V(6, 2))
+    assert fast.build(i) is None and prepare(i) is not None

@@ -76,6 +76,37 @@ def test_f32_fma_double_rounding_trap_is_avoided():
     assert got == np.float32(want) and got != np.float32(a * b + c)
 
 
+def _f32_fma_want(a, b, c):
+    return np.array([round_frac(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), 24, -126, 127)
+                     for x, y, z in np.broadcast(a, b, c)], np.float32).view(np.uint32)
+
+
+def test_f32_fma_rne_fast_path_rounds_once_including_traps_and_denormal_results():
+    rng = np.random.default_rng(7)
+    a, b, c = _rand_f32(rng, 300), _rand_f32(rng, 300), _rand_f32(rng, 300)
+    a[:100], b[:100], c[:100] = _rand_f32(rng, 100, -70, -60), _rand_f32(rng, 100, -70, -60), \
+        _rand_f32(rng, 100, -127, -124)                          # results in the f32 denormal range
+    t = np.float32(1 + 2.0 ** -12)                               # a*b = 1 + 2^-11 + 2^-24: a tie, before c
+    a[100:110], b[100:110] = t, t
+    c[100:110] = np.float32(2.0 ** -60) * np.array([1, -1, 3, -3, 0.5, -0.5, 2, -2, 1.5, -1.5], np.float32)
+    a, b, c = (v.reshape(3, 100) for v in (a, b, c))
+    got = fma_f32_rne(a.view(np.uint32), b.view(np.uint32), c.view(np.uint32))
+    np.testing.assert_array_equal(got.ravel(), _f32_fma_want(a, b, c))
+    assert (got[1, :10] != (a[1, :10].astype(np.float64) * b[1, :10] + c[1, :10]).astype(np.float32)
+            .view(np.uint32)).any()                              # the traps do differ from plain float64
+
+
+def test_f32_fma_rne_on_broadcast_and_single_value_operands():
+    rng = np.random.default_rng(8)
+    col, row = _rand_f32(rng, 4).reshape(4, 1), _rand_f32(rng, 32)
+    one = _rand_f32(rng, 1)[0]
+    got = fma_f32_rne(col.view(np.uint32), one.view(np.uint32), row.view(np.uint32))
+    np.testing.assert_array_equal(got.ravel(), _f32_fma_want(col, one, row))
+    tiny = np.float32(2.0 ** -140)                               # a denormal result from three single values
+    got1 = fma_f32_rne(tiny.view(np.uint32), np.float32(3.0).view(np.uint32), tiny.view(np.uint32))
+    assert np.ndim(got1) == 0 and int(got1) == int(_f32_fma_want(tiny, np.float32(3.0), tiny)[0])
+
+
 def _rand_f64(rng, n, lo=-400, hi=400):
     m = rng.integers(0, 1 << 52, n, dtype=np.uint64)
     e = rng.integers(1023 + lo, 1023 + hi, n).astype(np.uint64)

@@ -1,0 +1,68 @@
+"""Every AMD arch equals CPU bit for bit: the cross-device programs plus a few that stress what differs
+between archs (wave64 on gfx942, its software bfloat16 conversions, int64/uint8 lowering, two-stage
+reductions, partial waves) run on MOCKAMD:gfx1201 (RDNA4) and MOCKAMD:gfx942 (CDNA3) and are compared
+with the CPU device's results, computed once per module."""
+import numpy as np
+import pytest
+
+import gputwin.tensor as gt
+from gputwin.device import TargetNotAvailable
+from tests.tensor.bitcheck import assert_bits
+from tests.tensor.test_cross_device import I, PROGRAMS, X, Y
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+ARCHS = ("gfx1201", "gfx942")
+RNG = np.random.default_rng(42)
+L = RNG.integers(-2**40, 2**40, (5, 13)).astype(np.int64)
+L[0, :3] = [2**63 - 1, -2**63, 0]
+U = RNG.integers(0, 256, (5, 13)).astype(np.uint8)
+F = (RNG.standard_normal((5, 13)) * 4).astype(np.float32)
+F[0, :8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-38, 3e38]
+LONG = RNG.standard_normal(2100).astype(np.float32)  # >= 1024: two-stage reductions; 33 waves of 64
+
+ARCH_PROGRAMS = {
+    "int64": lambda f, l, u, g: (l * 3 - l.flip(0)).maximum(l) + l.sum(1, keepdims=True) * 5 + l.argmax(1, keepdims=True),
+    "uint8": lambda f, l, u, g: ((u + 7) * u - u.flip(1)).astype("int32") + u.sum(1, keepdims=True).astype("int32"),
+    "int_float_casts": lambda f, l, u, g: (l.astype("float32") + u.astype("float16").astype("float32")
+                                           + l.astype("bfloat16").astype("float32") + (f * 100).astype("int64")),
+    "half_arith": lambda f, l, u, g: (f.astype("float16") / 3 + f.astype("float16").sqrt() * f.astype("float16")).astype("float32")
+                                     + (f.astype("bfloat16") / 7 - f.astype("bfloat16") * 1.1).astype("float32"),
+    "half_reduce_matmul": lambda f, l, u, g: gt.cat([f.astype("bfloat16").mean(0).astype("float32"),
+                                                     (f[:, :5].astype("bfloat16") @ f[:5, 2:].astype("bfloat16")).astype("float32").reshape(-1)]),
+    "long_reduce": lambda f, l, u, g: gt.cat([g.sum(keepdims=True), g.max(keepdims=True), (g * 0.999).prod(keepdims=True),
+                                              (g[:2048].reshape(2, 1024) @ g[:1024].reshape(1024, 1)).reshape(-1)]),
+    "long_elementwise": lambda f, l, u, g: (g * 3 + 1).exp().reshape(21, 100)[::4, ::-3],
+}
+
+
+def _x_y_i(ctx):
+    return tuple(gt.Tensor(a, device=ctx) for a in (X, Y, I))
+
+
+def _f_l_u_long(ctx):
+    return tuple(gt.Tensor(a, device=ctx) for a in (F, L, U, LONG))
+
+
+CASES = {**{name: (prog, _x_y_i) for name, prog in PROGRAMS.items()},
+         **{name: (prog, _f_l_u_long) for name, prog in ARCH_PROGRAMS.items()}}
+
+
+@pytest.fixture(scope="module")
+def cpu_results():
+    try:
+        ctx = gt.get_context("CPU")
+    except TargetNotAvailable as e:
+        pytest.skip(f"needs the CPU device as reference: {e}")
+    return {name: prog(*make(ctx)).numpy() for name, (prog, make) in CASES.items()}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", list(CASES))
+def test_amd_arch_equals_cpu_bit_for_bit(cpu_results, arch, name):
+    try:
+        ctx = gt.get_context(f"MOCKAMD:{arch}")
+    except TargetNotAvailable as e:
+        pytest.skip(f"needs MOCKAMD:{arch}: {e}")
+    assert ctx.dev.arch == arch
+    prog, make = CASES[name]
+    assert_bits(prog(*make(ctx)).numpy(), cpu_results[name])
