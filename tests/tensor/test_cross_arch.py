@@ -21,16 +21,20 @@ F[0, :8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-38, 3e38]
 LONG = RNG.standard_normal(2100).astype(np.float32)  # >= 1024: two-stage reductions; 33 waves of 64
 
 ARCH_PROGRAMS = {
-    "int64": lambda f, l, u, g: (l * 3 - l.flip(0)).maximum(l) + l.sum(1, keepdims=True) * 5 + l.argmax(1, keepdims=True),
+    "int64": lambda f, l, u, g: ((l * 3 - l.flip(0)).maximum(l) + l.sum(1, keepdims=True) * 5
+                                 + l.argmax(1, keepdims=True)),
     "uint8": lambda f, l, u, g: ((u + 7) * u - u.flip(1)).astype("int32") + u.sum(1, keepdims=True).astype("int32"),
     "int_float_casts": lambda f, l, u, g: (l.astype("float32") + u.astype("float16").astype("float32")
                                            + l.astype("bfloat16").astype("float32") + (f * 100).astype("int64")),
-    "half_arith": lambda f, l, u, g: (f.astype("float16") / 3 + f.astype("float16").sqrt() * f.astype("float16")).astype("float32")
-                                     + (f.astype("bfloat16") / 7 - f.astype("bfloat16") * 1.1).astype("float32"),
-    "half_reduce_matmul": lambda f, l, u, g: gt.cat([f.astype("bfloat16").mean(0).astype("float32"),
-                                                     (f[:, :5].astype("bfloat16") @ f[:5, 2:].astype("bfloat16")).astype("float32").reshape(-1)]),
-    "long_reduce": lambda f, l, u, g: gt.cat([g.sum(keepdims=True), g.max(keepdims=True), (g * 0.999).prod(keepdims=True),
-                                              (g[:2048].reshape(2, 1024) @ g[:1024].reshape(1024, 1)).reshape(-1)]),
+    "half_arith": lambda f, l, u, g: ((f.astype("float16") / 3 + f.astype("float16").sqrt() * f.astype("float16"))
+                                      .astype("float32")
+                                      + (f.astype("bfloat16") / 7 - f.astype("bfloat16") * 1.1).astype("float32")),
+    "half_reduce_matmul": lambda f, l, u, g: gt.cat([
+        f.astype("bfloat16").mean(0).astype("float32"),
+        (f[:, :5].astype("bfloat16") @ f[:5, 2:].astype("bfloat16")).astype("float32").reshape(-1)]),
+    "long_reduce": lambda f, l, u, g: gt.cat([
+        g.sum(keepdims=True), g.max(keepdims=True), (g * 0.999).prod(keepdims=True),
+        (g[:2048].reshape(2, 1024) @ g[:1024].reshape(1024, 1)).reshape(-1)]),
     "long_elementwise": lambda f, l, u, g: (g * 3 + 1).exp().reshape(21, 100)[::4, ::-3],
 }
 

@@ -182,15 +182,19 @@ def _lshl_add_u64(inst, d):
     def h(g):
         lo, hi = _pair(g, inst, "src0")
         blo, bhi = _pair(g, inst, "src2")
+        top = _max(lo)
         if n:
             slo, shi = np.left_shift(lo, U32(n), dtype=U32), np.left_shift(hi, U32(n), dtype=U32)
-            if _max(lo) >> (32 - n):                          # bits crossing into the high dword
+            if top >> (32 - n):                               # bits crossing into the high dword
                 shi = _or(shi, np.right_shift(lo, U32(32 - n), dtype=U32))
+                top = _max(slo)
+            else:
+                top <<= n                                     # nothing crossed: the shift kept the order
         else:
             slo, shi = lo, hi
         rlo = np.add(slo, blo, dtype=U32)
         rhi = np.add(shi, bhi, dtype=U32)
-        if _max(slo) + _max(blo) > M32:                       # a carry out of the low dword is possible
+        if top + _max(blo) > M32:                             # a carry out of the low dword is possible
             rhi = _add_flag(rhi, rlo < slo)
         g.set_vgpr(d, rlo)
         g.set_vgpr(d + 1, rhi)

@@ -196,7 +196,7 @@ def test_dpp_or_clamp_forms_take_the_table_path():
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 7, 9])
-@pytest.mark.parametrize("layout", ["lanes", "per_wave_index_uniform_base", "per_wave_base"])
+@pytest.mark.parametrize("layout", ["lanes", "small_index", "per_wave_index_uniform_base", "per_wave_base"])
 def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
     cdna3._register_valu()                       # the gfx942 table entry, as the CDNA3 handler adds it
     g = group(3, True)                           # gfx942 runs wave64
@@ -207,6 +207,15 @@ def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
         lo[0, 9], hi[0, 9], blo[0, 9], bhi[0, 9] = M32, M32, 1 << count & M32 or 1, M32   # wraps past 2^64
         fill(g, 2, lo)
         fill(g, 3, hi)
+        fill(g, 4, blo)
+        fill(g, 5, bhi)
+        src2 = V(4, 2)
+    elif layout == "small_index":                # no bits cross into the high dword; the base still carries
+        lo = RNG.integers(0, 1 << 25, shape, dtype=np.uint32)
+        hi, bhi = np.uint32(0), _u32(shape)
+        blo = RNG.integers(0xF0000000, 0xFE000000, shape, dtype=np.uint32)   # max(index) + max(base) fits
+        fill(g, 2, lo)
+        g.set_vgpr(3, hi, np.ones(shape, bool))
         fill(g, 4, blo)
         fill(g, 5, bhi)
         src2 = V(4, 2)

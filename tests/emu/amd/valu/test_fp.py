@@ -89,11 +89,14 @@ def test_f32_fma_rne_fast_path_rounds_once_including_traps_and_denormal_results(
     t = np.float32(1 + 2.0 ** -12)                               # a*b = 1 + 2^-11 + 2^-24: a tie, before c
     a[100:110], b[100:110] = t, t
     c[100:110] = np.float32(2.0 ** -60) * np.array([1, -1, 3, -3, 0.5, -0.5, 2, -2, 1.5, -1.5], np.float32)
+    # a*b = 2^-150 - 2^-196: float64 rounds c + a*b onto the denormal tie (m + 1/2) * 2^-149 (m odd)
+    a[110:114], b[110:114] = np.float32((1 + 2 ** -23) * 2.0 ** -75), np.float32((1 - 2 ** -23) * 2.0 ** -75)
+    c[110:114] = np.array([0x2AAAAB, 0x80000000 | 0x2AAAAB, 0x155, 0x7FFFFF], np.uint32).view(np.float32)
     a, b, c = (v.reshape(3, 100) for v in (a, b, c))
     got = fma_f32_rne(a.view(np.uint32), b.view(np.uint32), c.view(np.uint32))
     np.testing.assert_array_equal(got.ravel(), _f32_fma_want(a, b, c))
-    assert (got[1, :10] != (a[1, :10].astype(np.float64) * b[1, :10] + c[1, :10]).astype(np.float32)
-            .view(np.uint32)).any()                              # the traps do differ from plain float64
+    plain = (a[1].astype(np.float64) * b[1] + c[1]).astype(np.float32).view(np.uint32)
+    assert (got[1, :10] != plain[:10]).any() and (got[1, 10:14] != plain[10:14]).any()   # traps: not plain float64
 
 
 def test_f32_fma_rne_on_broadcast_and_single_value_operands():
