@@ -127,6 +127,30 @@ def _reg(kind: str, index: int, count: int) -> Operand:
     return Operand(kind, index, count)
 
 
+def _vaddr64(ops: dict) -> None:
+    """GLOBAL with no SGPR base: vaddr is a 64-bit VGPR address."""
+    if "vaddr" in ops:
+        if ops["vaddr"].index == 255:
+            raise _Illegal("vaddr v[255:256] runs past v255")
+        ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)
+
+
+def _buffer_vaddr(ops: dict, offen: int, idxen: int, va: int) -> None:
+    """Buffer instructions: VADDR holds the index and/or offset that IDXEN / OFFEN ask for."""
+    if offen or idxen:
+        n = 2 if offen and idxen else 1
+        if va + n > 256:
+            raise _Illegal(f"vaddr v{va} (x{n}) runs past v255")
+        ops["vaddr"] = _reg("vgpr", va, n)
+
+
+def _tfe_fits(ops: dict, tfe: int) -> None:
+    """TFE adds a status dword after the data registers."""
+    for role in ("vdst", "vdata"):
+        if tfe and role in ops and ops[role].index + ops[role].count + 1 > 256:
+            raise _Illegal(f"{role} with tfe runs past v255")
+
+
 @lru_cache(maxsize=None)
 def _const(enc: int, ptype: str | None) -> Operand:
     return Operand("const", enc, 1, const_bits(enc, ptype or "b32"))
@@ -411,10 +435,8 @@ class Decoder:
                 if fmt.get(w, "addr"):   # unused ADDR bits, kept so that encoding is exact
                     extra["addr"] = fmt.get(w, "addr")
         ops = self._operands(slots, w, None, skip)
-        if enc == "GLOBAL" and saddr == 124 and "vaddr" in ops:
-            if ops["vaddr"].index == 255:
-                raise _Illegal("vaddr v[255:256] runs past v255")
-            ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)   # no SGPR base: a 64-bit VGPR address
+        if enc == "GLOBAL" and saddr == 124:
+            _vaddr64(ops)
         return Inst(info.op, enc, info.opcode, 8, ops, offset=_sext(fmt.get(w, "offset"), 13), glc=glc,
                     slc=bool(fmt.get(w, "slc")), dlc=bool(fmt.get(w, "dlc")), extra=extra)
 
@@ -423,15 +445,9 @@ class Decoder:
         info = self._info(enc, fmt.get(w, "op"), w)
         ops = self._operands(info.slots, w, None)
         offen, idxen = fmt.get(w, "offen"), fmt.get(w, "idxen")
-        if offen or idxen:
-            va, n = fmt.get(w, "vaddr"), 2 if offen and idxen else 1
-            if va + n > 256:
-                raise _Illegal(f"vaddr v{va} (x{n}) runs past v255")
-            ops["vaddr"] = _reg("vgpr", va, n)
+        _buffer_vaddr(ops, offen, idxen, fmt.get(w, "vaddr"))
         tfe = fmt.get(w, "tfe")
-        for role in ("vdst", "vdata"):   # TFE adds a status dword after the data registers
-            if tfe and role in ops and ops[role].index + ops[role].count + 1 > 256:
-                raise _Illegal(f"{role} with tfe runs past v255")
+        _tfe_fits(ops, tfe)
         extra = {"offen": offen, "idxen": idxen, "tfe": tfe}
         if enc == "MTBUF":
             extra["format"] = fmt.get(w, "format")

@@ -18,7 +18,7 @@ import json
 
 from .cdna3_formats import FLAT_SEGMENTS, FORMATS, GFX9_PAIRS, SADDR_OFF, SRC_DPP16, SRC_SDWA
 from .cdna3_names import canonical
-from .decode import Decoder, _Illegal, _plan, _reg, _sext, _slow, _src
+from .decode import Decoder, _buffer_vaddr, _Illegal, _plan, _reg, _sext, _slow, _src, _vaddr64
 from .inst import Inst, Operand
 from .table import TABLE_DIR
 
@@ -240,10 +240,8 @@ class Cdna3Decoder(Decoder):
                     extra["addr"] = fmt.get(w, "addr")
         # "off" (0x7F) is no register a pair could name: decode the word with SADDR cleared, then drop it
         ops = self._operands(slots, w & ~(0x7F << 48) if "saddr" in skip else w, None, skip)
-        if enc == "GLOBAL" and saddr == SADDR_OFF and "vaddr" in ops:
-            if ops["vaddr"].index == 255:
-                raise _Illegal("vaddr v[255:256] runs past v255")
-            ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)
+        if enc == "GLOBAL" and saddr == SADDR_OFF:
+            _vaddr64(ops)
         for k in ("sc1", "acc"):
             if fmt.get(w, k):
                 extra[k] = 1
@@ -265,11 +263,7 @@ class Cdna3Decoder(Decoder):
         info = self._info(enc, fmt.get(w, "op"), w)
         ops = self._operands(info.slots, w, None)
         offen, idxen = fmt.get(w, "offen"), fmt.get(w, "idxen")
-        if offen or idxen:
-            va, n = fmt.get(w, "vaddr"), 2 if offen and idxen else 1
-            if va + n > 256:
-                raise _Illegal(f"vaddr v{va} (x{n}) runs past v255")
-            ops["vaddr"] = _reg("vgpr", va, n)
+        _buffer_vaddr(ops, offen, idxen, fmt.get(w, "vaddr"))
         extra = {"offen": offen, "idxen": idxen, "tfe": 0}
         for k in ("sc1", "lds", "acc", "format"):
             if k in fmt.fields and (fmt.get(w, k) or k == "format"):

@@ -9,7 +9,7 @@ and tbuffer instructions share the VBUFFER format; Inst.encoding is "MUBUF" for 
 """
 from __future__ import annotations
 
-from .decode import Decoder, _Illegal, _reg, _sext
+from .decode import Decoder, _buffer_vaddr, _Illegal, _sext, _tfe_fits, _vaddr64
 from .inst import Inst
 from .rdna4_formats import FLAT_SEGMENTS, FORMATS
 
@@ -54,10 +54,8 @@ class Rdna4Decoder(Decoder):
                 if fmt.get(w, "addr"):   # unused ADDR bits, kept so that encoding is exact
                     extra["addr"] = fmt.get(w, "addr")
         ops = self._operands(slots, w, None, skip)
-        if enc == "GLOBAL" and saddr == 124 and "vaddr" in ops:
-            if ops["vaddr"].index == 255:
-                raise _Illegal("vaddr v[255:256] runs past v255")
-            ops["vaddr"] = _reg("vgpr", ops["vaddr"].index, 2)   # no SGPR base: a 64-bit VGPR address
+        if enc == "GLOBAL" and saddr == 124:
+            _vaddr64(ops)
         return Inst(info.op, enc, info.opcode, 12, ops, offset=_sext(fmt.get(w, "offset"), 24), extra=extra)
 
     def _vbuffer(self, w: int) -> Inst:
@@ -65,13 +63,7 @@ class Rdna4Decoder(Decoder):
         info = self._info("MUBUF", fmt.get(w, "op"), w)
         ops = self._operands(info.slots, w, None)
         offen, idxen, tfe = fmt.get(w, "offen"), fmt.get(w, "idxen"), fmt.get(w, "tfe")
-        if offen or idxen:
-            va, n = fmt.get(w, "vaddr"), 2 if offen and idxen else 1
-            if va + n > 256:
-                raise _Illegal(f"vaddr v{va} (x{n}) runs past v255")
-            ops["vaddr"] = _reg("vgpr", va, n)
-        for role in ("vdst", "vdata"):   # TFE adds a status dword after the data registers
-            if tfe and role in ops and ops[role].index + ops[role].count + 1 > 256:
-                raise _Illegal(f"{role} with tfe runs past v255")
+        _buffer_vaddr(ops, offen, idxen, fmt.get(w, "vaddr"))
+        _tfe_fits(ops, tfe)
         extra = {"offen": offen, "idxen": idxen, "tfe": tfe, "format": fmt.get(w, "format"), **self._cpol(fmt, w)}
         return Inst(info.op, "MUBUF", info.opcode, 12, ops, offset=_sext(fmt.get(w, "offset"), 24), extra=extra)
