@@ -293,13 +293,14 @@ def test_cmpx_writes_exec_of_active_lanes_hardware():
 # vAvB = (vA, vB).
 # Where the source asserted only "close to", the exact IEEE value is expected here (results that are
 # exact in binary: powers of two, small integers). Not replayed (see docs/valu.md "Known differences"):
-# v_div_scale_f32 with a tiny numerator (source: VCC=1) and with a denormal denominator in denormal-
-# keeping mode (source: NaN; gputwin gives NaN only when f32 denormals are flushed, tested below).
+# v_div_scale_f32 with a denormal denominator in denormal-keeping mode (source: NaN; gputwin gives NaN
+# only when f32 denormals are flushed, tested below).
 TINYHW = [
     ('div_scale no scaling vcc', 'v_mov_b32 v0, 1.0\nv_mov_b32 v1, 4.0\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0', 'vcc', 0x0),
     ('div_scale passes s0', 'v_mov_b32 v0, 2.0\nv_mov_b32 v1, 4.0\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0', 'v2', 0x40000000),
     ('div_scale zero denom', 'v_mov_b32 v0, 1.0\nv_mov_b32 v1, 0\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0', 'v2vcc', 'nan1'),
     ('div_scale zero numer', 'v_mov_b32 v0, 0\nv_mov_b32 v1, 1.0\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0', 'v2vcc', 'nan1'),
+    ('div_scale tiny numer', 'v_mov_b32 v0, 0x00800000\nv_mov_b32 v1, 1.0\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0', 'v2vcc', (0x20800000, 1)),
     ('div_scale exp diff', 'v_mov_b32 v0, 0x7f7fffff\nv_mov_b32 v1, 1.0\nv_div_scale_f32 v2, vcc_lo, v1, v1, v0', 'v2vcc', (0x5f800000, 1)),
     ('div_fmas no scale', 's_mov_b32 vcc_lo, 0\nv_mov_b32 v0, 2.0\nv_mov_b32 v1, 0x40400000\nv_mov_b32 v2, 1.0\nv_div_fmas_f32 v3, v0, v1, v2', 'v3', 0x40e00000),
     ('div_fmas scale up', 's_mov_b32 vcc_lo, 1\nv_mov_b32 v0, 1.0\nv_mov_b32 v1, 1.0\nv_mov_b32 v2, 2.0\nv_div_fmas_f32 v3, v0, v1, v2', 'v3', 0x60400000),

@@ -96,14 +96,17 @@ def _div_scale(f: Fmt):
         case(inv_tiny & q_tiny, np.where(x0 == x1, down, a0), True)   # guide text says +64; see docs/valu.md
         case(inv_tiny, down, False)
         case(q_tiny, np.where(x0 == x2, up, a0), True)
-        case(e2 <= tiny_n, up, False)
+        # tiny numerator, quotient far below 1 (recorded on RDNA3: numerator x2^64, VCC = 1): only the
+        # numerator is scaled, so v_div_fmas scales back down; see docs/valu.md
+        case((e2 <= tiny_n) & (e2 - e1 < -scale), np.where(x0 == x2, up, a0), True)
+        case(e2 <= tiny_n, up, False)   # quotient near 1: both scaled, nothing to undo
         return res, vcc
     return fn
 
 
 def _div_fmas(f: Fmt):
-    """fma, then (VCC lanes) undo v_div_scale's scaling: x2^64 (f64: 2^128) when the addend (the scaled
-    quotient) is >= 2, else x2^-64 (f64: 2^-128) -- the direction that restores the quotient."""
+    """fma, then (VCC lanes) undo v_div_scale's scaling, direction from the addend (the scaled quotient):
+    x2^64 (f64: 2^128) when exponent(S2) >= bias + 1 (|S2| >= 2), else x2^-64 (f64: 2^-128)."""
     k = 64 if f is F32 else 128
     two = f.udt((f.bias + 1) << f.mbits)
 

@@ -135,11 +135,66 @@ def test_div_scale_flags_tiny_numerator_and_fmas_scales():
     fill(g, 1, np.float32(3 * 2.0 ** -100))
     execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(2), sdst=S(VCC), src0=V(0), src1=V(1), src2=V(0)))
     assert g.vgpr(2)[0, 0] == f32(2.0 ** -46)
-    assert not g.lane_mask(VCC).any()   # numerator and denominator are both scaled: no post-scale
+    assert not g.lane_mask(VCC).any()   # quotient near 1: both operands scaled, no post-scale
     g.set_lane_mask(VCC, np.ones((1, 32), bool))
     execute(g, inst("v_div_fmas_f32", vdst=V(3), src0=C(244), src1=C(242), src2=C(244)))   # 2*1+2 = 4, addend >= 2
     execute(g, inst("v_div_fmas_f32", vdst=V(4), src0=C(128), src1=C(242), src2=C(242)))   # 0*1+1, addend < 2
     assert g.vgpr(3)[0, 0] == f32(4.0 * 2.0 ** 64) and g.vgpr(4)[0, 0] == f32(2.0 ** -64)
+
+
+def test_div_scale_tiny_numerator_small_quotient_scales_numerator_only():
+    """RDNA3 result: 2^-126 / 1.0 -> numerator x2^64, VCC = 1; the denominator call leaves 1.0 alone."""
+    g = group(1)
+    fill(g, 0, np.float32(2.0 ** -126))
+    fill(g, 1, np.float32(1.0))
+    execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(2), sdst=S(8), src0=V(1), src1=V(1), src2=V(0)))
+    execute(g, inst("v_div_scale_f32", "VOP3SD", vdst=V(3), sdst=S(VCC), src0=V(0), src1=V(1), src2=V(0)))
+    assert g.vgpr(2)[0, 0] == f32(1.0) and g.vgpr(3)[0, 0] == f32(2.0 ** -62)
+    assert g.lane_mask(VCC)[0, 0] and g.lane_mask(8)[0, 0]
+
+
+def test_div_scale_f64_tiny_numerator_small_quotient_scales_numerator_only():
+    g = group(1)
+    fill(g, 0, np.float64(2.0 ** -1000))
+    fill(g, 2, np.float64(1.0))
+    execute(g, inst("v_div_scale_f64", "VOP3SD", vdst=V(4, 2), sdst=S(VCC), src0=V(0, 2), src1=V(2, 2),
+                    src2=V(0, 2)))
+    assert u64(g, 4)[0, 0] == f64(2.0 ** -872) and g.lane_mask(VCC)[0, 0]
+    execute(g, inst("v_div_scale_f64", "VOP3SD", vdst=V(6, 2), sdst=S(VCC), src0=V(2, 2), src1=V(2, 2),
+                    src2=V(0, 2)))
+    assert u64(g, 6)[0, 0] == f64(1.0) and g.lane_mask(VCC)[0, 0]
+
+
+def _divide_f64(num, den):
+    """LLVM's f64 division sequence (gfx11): div_scale x2, rcp, two Newton-Raphson steps, fmas, fixup."""
+    g = group(num.shape[0])
+    fill(g, 0, num)
+    fill(g, 2, den)
+    neg = (True, False, False)
+    steps = [("v_div_scale_f64", "VOP3SD", dict(vdst=V(4, 2), sdst=S(8), src0=V(2, 2), src1=V(2, 2), src2=V(0, 2))),
+             ("v_div_scale_f64", "VOP3SD", dict(vdst=V(6, 2), sdst=S(VCC), src0=V(0, 2), src1=V(2, 2), src2=V(0, 2))),
+             ("v_rcp_f64", "VOP1", dict(vdst=V(8, 2), src0=V(4, 2)))]
+    for _ in range(2):   # two Newton-Raphson steps on the reciprocal
+        steps += [("v_fma_f64", "VOP3", dict(vdst=V(10, 2), src0=V(4, 2), src1=V(8, 2), src2=C(242), neg=neg)),
+                  ("v_fma_f64", "VOP3", dict(vdst=V(8, 2), src0=V(8, 2), src1=V(10, 2), src2=V(8, 2)))]
+    steps += [("v_mul_f64", "VOP3", dict(vdst=V(12, 2), src0=V(6, 2), src1=V(8, 2))),
+              ("v_fma_f64", "VOP3", dict(vdst=V(10, 2), src0=V(4, 2), src1=V(12, 2), src2=V(6, 2), neg=neg)),
+              ("v_div_fmas_f64", "VOP3", dict(vdst=V(10, 2), src0=V(10, 2), src1=V(8, 2), src2=V(12, 2))),
+              ("v_div_fixup_f64", "VOP3", dict(vdst=V(14, 2), src0=V(10, 2), src1=V(2, 2), src2=V(0, 2)))]
+    for name, enc, fields in steps:
+        execute(g, inst(name, enc, **fields))
+    return u64(g, 14)
+
+
+@pytest.mark.parametrize("nexp,dexp", [((-60, 60), (-60, 60)), ((-1074, -980), (0, 300)),
+                                       ((-1074, -970), (-1074, -970)), ((900, 1023), (-1022, -900))])
+def test_f64_division_macro_is_correctly_rounded(nexp, dexp):
+    """Tiny numerators (both div_scale tiny-numerator paths), denormal quotients, near-overflow quotients."""
+    num = RNG.uniform(1, 2, (4, 32)) * np.exp2(RNG.integers(*nexp, (4, 32)).astype(np.float64))
+    den = RNG.uniform(-2, 2, (4, 32)) * np.exp2(RNG.integers(*dexp, (4, 32)).astype(np.float64))
+    with np.errstate(all="ignore"):
+        want = num / den
+    np.testing.assert_array_equal(_divide_f64(num, den), want.view(np.uint64))
 
 
 def test_f64_division_macro_pieces():
