@@ -6,7 +6,7 @@ import pytest
 import gputwin
 from gputwin.abi.code_object import CodeObjectError
 from tests.drivers.amd.conftest import FIX
-from tests.drivers.amd.test_device import run_saxpy
+from tests.drivers.amd.test_device import check_odd_copy, run_saxpy
 
 ARCHS = {"gfx1201": 128, "gfx942": 64}   # arch -> a saxpy block of whole waves
 
@@ -105,19 +105,7 @@ def test_hip_kernels_and_dynamic_shared_memory(arch_dev):
 @pytest.mark.parametrize("size,offset", [(1, 0), (3, 1), (4097, 4093)])
 def test_copies_of_odd_sizes_and_offsets(arch_dev, size, offset):
     _, dev, _, _ = arch_dev
-    rng = np.random.default_rng(size)
-    total = size + offset + 9
-    base = rng.integers(0, 256, total, np.uint8)
-    buf = dev.alloc(total)
-    dev.copyin(buf, base)
-    data = rng.integers(0, 256, size, np.uint8)
-    dev.copyin(buf, data, offset)
-    want = base.copy()
-    want[offset:offset + size] = data
-    whole, part = np.empty(total, np.uint8), bytearray(size)
-    dev.copyout(whole, buf)
-    dev.copyout(part, buf, offset)
-    assert (whole == want).all() and bytes(part) == data.tobytes()
+    check_odd_copy(dev, size, offset)
 
 
 def test_gfx1100_code_object_is_refused_on_gfx942(hsaco):
