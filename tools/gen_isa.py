@@ -230,23 +230,27 @@ def sweep(arch: str) -> dict:
     return tables, probe_symbols(sw, tables)
 
 
+def llvm_version() -> str:
+    out = subprocess.run(["llvm-mc-19", "--version"], capture_output=True, text=True).stdout
+    return next((ln.strip() for ln in out.splitlines() if "version" in ln), "llvm 19")
+
+
+def write_table(arch: str, generator: str, tables: dict, symbols: dict) -> pathlib.Path:
+    """Write tables/<arch>.json, one instruction per line so the file stays diffable and readable."""
+    out = pathlib.Path(__file__).resolve().parent.parent / "gputwin/emu/amd/isa/tables" / f"{arch}.json"
+    doc = {"arch": arch, "generator": generator, "oracle": llvm_version(), "symbols": symbols,
+           "encodings": tables}
+    text = json.dumps(doc, indent=None, separators=(",", ":"), sort_keys=True).replace('},"', '},\n"')
+    out.write_text(text + "\n")
+    print(f"wrote {out} ({sum(len(t) for t in tables.values())} instructions, {len(text) // 1024} KiB)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="gfx1100")
     args = ap.parse_args()
-    version = subprocess.run(["llvm-mc-19", "--version"], capture_output=True, text=True).stdout
-    version = next((ln.strip() for ln in version.splitlines() if "version" in ln), "llvm 19")
-    tables, symbols = sweep(args.arch)
-    out = pathlib.Path(__file__).resolve().parent.parent / "gputwin/emu/amd/isa/tables" / f"{args.arch}.json"
-    doc = {"arch": args.arch, "generator": "tools/gen_isa.py", "oracle": version, "symbols": symbols,
-           "encodings": tables}
-    text = json.dumps(doc, indent=None, separators=(",", ":"), sort_keys=True)
-    # One instruction per line keeps the file diffable and readable.
-    text = text.replace('},"', '},\n"')
-    out.write_text(text + "\n")
-    n = sum(len(t) for t in tables.values())
-    print(f"wrote {out} ({n} instructions, {len(text) // 1024} KiB)")
-
+    write_table(args.arch, "tools/gen_isa.py", *sweep(args.arch))
 
 if __name__ == "__main__":
     main()

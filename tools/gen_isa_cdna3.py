@@ -14,11 +14,9 @@ gputwin/emu/amd/isa/cdna3_formats.py and what GFX9 adds:
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import re
 import struct
-import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -154,18 +152,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="gfx942")
     args = ap.parse_args()
-    version = subprocess.run(["llvm-mc-19", "--version"], capture_output=True, text=True).stdout
-    version = next((ln.strip() for ln in version.splitlines() if "version" in ln), "llvm 19")
     tables, symbols = sweep(args.arch)
-    out = pathlib.Path(__file__).resolve().parent.parent / "gputwin/emu/amd/isa/tables" / f"{args.arch}.json"
-    doc = {"arch": args.arch, "generator": "tools/gen_isa_cdna3.py", "oracle": version, "symbols": symbols,
-           "encodings": tables}
-    text = json.dumps(doc, indent=None, separators=(",", ":"), sort_keys=True).replace('},"', '},\n"')
-    out.write_text(text + "\n")
     for skipped in SKIPPED:
         print(f"left out (operands not mapped): {skipped}")
-    print(f"wrote {out} ({sum(len(t) for t in tables.values())} instructions, {len(text) // 1024} KiB)")
-
+    gen_isa.write_table(args.arch, "tools/gen_isa_cdna3.py", tables, symbols)
 
 if __name__ == "__main__":
     main()

@@ -6,6 +6,7 @@ import itertools
 import re
 import struct
 
+from gputwin.emu.amd.isa import asm
 from gputwin.emu.amd.isa.rdna3_formats import Format
 
 # The formats of the architecture being generated (filled by gen_isa.select_arch).
@@ -58,22 +59,8 @@ def parse_reg(tok: str):
 
 
 def split_top(text: str, sep: str) -> list[str]:
-    """Split on sep outside () and []."""
-    out, depth, cur, i = [], 0, "", 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if depth == 0 and text.startswith(sep, i):
-            out.append(cur)
-            cur, i = "", i + len(sep)
-            continue
-        cur += ch
-        i += 1
-    out.append(cur)
-    return out
+    """Split on sep outside () and [] (the assembler's own splitter, without column offsets)."""
+    return [piece for piece, _ in asm.split_top(text, sep)]
 
 
 def split_text(text: str) -> tuple[str, list[str], list[str]]:
