@@ -1,8 +1,10 @@
 """gputwin: a GPU driver stack verified bit-exact on emulated hardware."""
-from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault
+from gputwin.errors import (DeviceLost, GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault,
+                            OutOfMemory, PacketError)
 
 __version__ = "0.1.0"
-__all__ = ["open_device", "GpuFault", "GpuHang", "IllegalInstruction", "MemoryFault", "__version__"]
+__all__ = ["open_device", "DeviceLost", "GpuFault", "GpuHang", "IllegalInstruction", "KernelNotFound",
+           "MemoryFault", "OutOfMemory", "PacketError", "__version__"]
 
 
 def open_device(spec: str | None = None):

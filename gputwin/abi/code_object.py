@@ -25,6 +25,9 @@ PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 SHT_SYMTAB, SHT_RELA, SHT_NOTE, SHT_NOBITS, SHT_DYNSYM = 2, 4, 7, 8, 11
 NT_AMDGPU_METADATA = 32
 MAX_IMAGE_SIZE = 1 << 30   # a sanity bound: a corrupt p_vaddr/p_memsz must not allocate the world
+MAX_KERNARG_SIZE = 1 << 20  # far above what toolchains emit (CUDA allows 32 KiB of parameters): a corrupt
+                            # .kernarg_segment_size must not size a launch's allocation
+MAX_WORKGROUP_SIZE = 1024   # .max_flat_workgroup_size on every AMDGPU target
 
 EF_AMDGPU_MACH = 0x0FF
 EF_AMDGPU_FEATURE_XNACK_V4 = 0x300
@@ -182,6 +185,26 @@ class KernelInfo:
                 a.value_kind, f"<{a.size}-byte {a.value_kind}>")
         params = [f"{typ(a)} {a.name or f'arg{i}'}" for i, a in enumerate(self.explicit_args)]
         return f"{self.name}({', '.join(params)})"
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _check_ranges(name: str, md: dict, descriptor_kernarg_size: int, kernarg_size: int) -> None:
+    """The metadata values a launch is sized from must be ones hardware and runtime can honour."""
+    for what, size in ((".kernarg_segment_size", kernarg_size), ("the descriptor's kernarg_size",
+                                                                 descriptor_kernarg_size)):
+        if size > MAX_KERNARG_SIZE:
+            raise CodeObjectError(f"kernel {name}: {what} of {size} bytes exceeds {MAX_KERNARG_SIZE}")
+    align = md.get(".kernarg_segment_align", 16)
+    if align & (align - 1) or not 0 < align <= 4096:
+        raise CodeObjectError(f"kernel {name}: .kernarg_segment_align {align} is not a power of two up to 4096")
+    if md.get(".wavefront_size", 32) not in (32, 64):
+        raise CodeObjectError(f"kernel {name}: .wavefront_size {md['.wavefront_size']} is neither 32 nor 64")
+    if not 0 < md.get(".max_flat_workgroup_size", 1) <= MAX_WORKGROUP_SIZE:
+        raise CodeObjectError(f"kernel {name}: .max_flat_workgroup_size {md['.max_flat_workgroup_size']} is not "
+                              f"1..{MAX_WORKGROUP_SIZE}")
 
 
 class _Reader:
@@ -359,7 +382,7 @@ class CodeObject:
         name, symname = str(md[".name"]), str(md[".symbol"])
         for key in (".kernarg_segment_size", ".kernarg_segment_align", ".wavefront_size",
                     ".max_flat_workgroup_size", ".group_segment_fixed_size", ".private_segment_fixed_size"):
-            if not isinstance(md.get(key, 0), int) or isinstance(md.get(key, 0), bool) or md.get(key, 0) < 0:
+            if not _is_count(md.get(key, 0)):
                 raise CodeObjectError(f"kernel {name}: metadata {key} is {md[key]!r}, not a byte count")
         sym = self._symbols_by_name.get(symname)
         if sym is None or sym.shndx == 0:
@@ -368,11 +391,20 @@ class CodeObject:
         desc = amdhsa.kernel_descriptor_t.from_buffer_copy(kd_bytes)
         entry = sym.value + desc.kernel_code_entry_byte_offset
         self.read_vaddr(entry, 4, f"kernel {name} entry")
+        kernarg_size = md.get(".kernarg_segment_size", desc.kernarg_size)
+        _check_ranges(name, md, desc.kernarg_size, kernarg_size)
         args = []
-        for i, a in enumerate(md.get(".args", []) or []):
+        raw_args = md.get(".args", []) or []
+        if not isinstance(raw_args, list):
+            raise CodeObjectError(f"kernel {name}: .args is a {type(raw_args).__name__}, not a list")
+        for i, a in enumerate(raw_args):
             if not isinstance(a, dict) or ".offset" not in a or ".size" not in a or ".value_kind" not in a:
                 raise CodeObjectError(f"kernel {name}: argument {i} lacks .offset/.size/.value_kind")
-            args.append(KernelArg(int(a[".offset"]), int(a[".size"]), str(a[".value_kind"]), str(a.get(".name", "")),
+            offset, size = a[".offset"], a[".size"]
+            if not (_is_count(offset) and _is_count(size)) or offset + size > kernarg_size:
+                raise CodeObjectError(f"kernel {name}: argument {i} (.offset {offset!r}, .size {size!r}) does not "
+                                      f"lie inside the {kernarg_size}-byte kernarg segment")
+            args.append(KernelArg(offset, size, str(a[".value_kind"]), str(a.get(".name", "")),
                                   str(a.get(".type_name", "")), str(a.get(".address_space", "")),
                                   bool(a.get(".is_const", False)), int(a.get(".pointee_align", 0))))
         return KernelInfo(name, symname, sym.value, entry, desc, md, args)

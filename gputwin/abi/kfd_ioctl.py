@@ -221,6 +221,32 @@ kfd_runtime_info = _struct("kfd_runtime_info", [("r_debug", u64), ("runtime_stat
 kfd_ioctl_runtime_enable_args = _struct("kfd_ioctl_runtime_enable_args", [
     ("r_debug", u64), ("mode_mask", u32), ("capabilities_mask", u32)], 16)
 
+# enum kfd_dbg_trap_exception_code: what KFD tells the runtime (and a debugger) a queue or device ran into
+EC_NONE = 0
+EC_QUEUE_WAVE_ABORT = 1
+EC_QUEUE_WAVE_TRAP = 2
+EC_QUEUE_WAVE_MATH_ERROR = 3
+EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION = 4
+EC_QUEUE_WAVE_MEMORY_VIOLATION = 5
+EC_QUEUE_WAVE_APERTURE_VIOLATION = 6
+EC_QUEUE_PACKET_DISPATCH_DIM_INVALID = 16
+EC_QUEUE_PACKET_DISPATCH_GROUP_SEGMENT_SIZE_INVALID = 17
+EC_QUEUE_PACKET_DISPATCH_CODE_INVALID = 18
+EC_QUEUE_PACKET_RESERVED = 19
+EC_QUEUE_PACKET_UNSUPPORTED = 20
+EC_QUEUE_PACKET_DISPATCH_WORK_GROUP_SIZE_INVALID = 21
+EC_QUEUE_PACKET_DISPATCH_REGISTER_INVALID = 22
+EC_QUEUE_PACKET_VENDOR_UNSUPPORTED = 23
+EC_QUEUE_PREEMPTION_ERROR = 30
+EC_QUEUE_NEW = 31
+EC_DEVICE_QUEUE_DELETE = 32
+EC_DEVICE_MEMORY_VIOLATION = 33
+EC_DEVICE_RAS_ERROR = 34
+EC_DEVICE_FATAL_HALT = 35
+EC_DEVICE_NEW = 36
+EC_PROCESS_RUNTIME = 48
+EC_PROCESS_DEVICE_REMOVE = 49
+
 # --- request numbers ---------------------------------------------------------------------------------
 AMDKFD_IOCTL_BASE = ord("K")
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from gputwin.errors import GpuHang
+from gputwin.errors import DeviceLost, GpuHang  # noqa: F401 (DeviceLost: drivers' and users' import)
 
 
 def watchdog_s() -> float:
@@ -24,8 +24,6 @@ def watchdog_s() -> float:
     return float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
 
 
-class DeviceLost(RuntimeError):
-    """The device reported a fault or a hang earlier; its queues are gone. Open a fresh device."""
 
 
 class Buffer:
@@ -93,14 +91,18 @@ class HWCopyQueue(HWQueue):
         raise NotImplementedError
 
 
+def _is_int(v) -> bool:
+    """An integer argument: Python or numpy, not a bool (True is no byte count)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def _dims(v, what: str) -> tuple[tuple[int, int, int], int]:
     """(x, y, z) and how many were given, from an int or a 1..3-tuple of positive ints."""
     try:
         t = (v,) if isinstance(v, (int, np.integer)) else tuple(v)
     except TypeError:
         raise ValueError(f"{what} must be 1 to 3 positive integers, got {v!r}") from None
-    if not 1 <= len(t) <= 3 or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x > 0
-                                       for x in t):
+    if not 1 <= len(t) <= 3 or not all(_is_int(x) and x > 0 for x in t):
         raise ValueError(f"{what} must be 1 to 3 positive integers, got {v!r}")
     return tuple(int(x) for x in t) + (1,) * (3 - len(t)), len(t)
 
@@ -115,7 +117,7 @@ class Program:
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), lds: int = 0, wait: bool = False):
         grid3, ng = _dims(grid, "grid")
         block3, nb = _dims(block, "block")
-        if not isinstance(lds, (int, np.integer)) or lds < 0:
+        if not _is_int(lds) or lds < 0:
             raise ValueError(f"lds must be a byte count >= 0, got {lds!r}")
         self.device._launch(self, args, grid3, block3, max(ng, nb), int(lds))
         if wait:
@@ -210,7 +212,7 @@ class HCQDevice:
     # --- memory ---------------------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> Buffer:
         self._check()
-        if not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+        if not _is_int(nbytes) or nbytes <= 0:
             raise ValueError(f"alloc wants a positive byte count, got {nbytes!r}")
         return self._alloc(int(nbytes))
 
@@ -222,10 +224,14 @@ class HCQDevice:
         self._free(buf)
 
     def _range(self, buf: Buffer, offset: int, size: int, what: str) -> None:
+        """Check every argument of a buffer access before any state changes (a timeline value taken and
+        never signalled would lose the device)."""
         if not isinstance(buf, Buffer) or buf.device is not self:
             raise TypeError(f"{what}: {buf!r} is not a buffer of {self.name}")
         if buf.freed:
             raise ValueError(f"{what}: {buf!r} was freed")
+        if not _is_int(offset):
+            raise TypeError(f"{what}: the offset must be an integer byte count, got {offset!r}")
         if offset < 0 or offset + size > buf.size:
             raise ValueError(f"{what}: {size} bytes at offset {offset} do not fit a buffer of {buf.size} bytes")
 
@@ -241,6 +247,7 @@ class HCQDevice:
         src = np.frombuffer(memoryview(data).cast("B"), np.uint8) if not isinstance(data, np.ndarray) \
             else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         self._range(buf, offset, src.size, "copyin")
+        offset = int(offset)
         for pos in range(0, src.size, self.staging_size):
             n = min(self.staging_size, src.size - pos)
             stage, i = self._staging_half()
@@ -260,6 +267,7 @@ class HCQDevice:
         if not dst.flags.writeable:
             raise TypeError(f"copyout needs a writable destination, got a read-only {type(out).__name__}")
         self._range(buf, offset, dst.size, "copyout")
+        offset = int(offset)
         for pos in range(0, dst.size, self.staging_size):
             n = min(self.staging_size, dst.size - pos)
             stage, i = self._staging_half()

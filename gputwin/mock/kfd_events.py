@@ -5,8 +5,10 @@ Signal events own a 64-bit slot in the event page (event_id == slot index). An e
 (RELEASE_MEM INT_SEL, SDMA TRAP) carries a context id: the event with that id is signaled if its slot was
 written (no longer UNSIGNALED_EVENT_SLOT); otherwise every signal event whose slot was written is. The slot
 is re-armed when the event is signaled. Memory faults signal the process's memory-exception events with the
-fault address; hangs and rejected packets signal hw-exception events (and memory events, ErrorType
-KFD_MEM_ERR_GPU_HANG), as a GPU reset does.
+fault address; hangs, illegal instructions, traps and rejected packets signal hw-exception events (and memory
+events, ErrorType KFD_MEM_ERR_GPU_HANG), as the reset of the faulting queue does. What amdgpu would print to
+the kernel log about the fault also goes, as numbers, into the waiter's gputwin_fault_record when its event
+data's kfd_event_data_ext points at one (gputwin.abi.kfd_fault_record; real KFD leaves that pointer alone).
 
 WAIT_EVENTS first lets every GPU retry its parked queues (memory may have changed), then checks. The mock is
 synchronous and deterministic: work happens only when the driver rings a doorbell or waits, so sleeping could
@@ -21,7 +23,10 @@ import errno
 from dataclasses import dataclass, field
 
 from gputwin.abi import kfd_ioctl as k
+from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
+                                          gputwin_fault_record)
 from gputwin.emu.amd.gpu import GpuEvent
+from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
 from gputwin.mock.kfd_state import (KFD_MMAP_TYPE_EVENTS, UNSIGNALED_EVENT_SLOT, KfdProcess, SharedMemory, fail)
 
 EVENT_PAGE_BYTES = k.KFD_SIGNAL_EVENT_LIMIT * 8
@@ -49,6 +54,7 @@ class Event:
     signaled: bool = False
     age: int = 1
     data: k.kfd_event_data = field(default_factory=k.kfd_event_data)
+    record: bytes | None = None     # the gputwin_fault_record of the fault that signalled it
 
     def set(self) -> None:
         self.signaled = True
@@ -125,6 +131,8 @@ def wait_events(kfd, p: KfdProcess, a: k.kfd_ioctl_wait_events_args) -> None:
     for i, (ev, d, hit) in enumerate(zip(events, datas, fired)):
         if ev.type in (k.KFD_IOC_EVENT_MEMORY, k.KFD_IOC_EVENT_HW_EXCEPTION) and hit:
             d._u = ev.data._u
+            if d.kfd_event_data_ext and ev.record is not None:
+                _write_record(kfd, d.kfd_event_data_ext, ev.record)
         if ev.type == k.KFD_IOC_EVENT_SIGNAL:
             d.signal_event_data.last_event_age = ev.age
         if done and hit and ev.auto_reset:
@@ -147,7 +155,10 @@ def on_gpu_event(kfd, node, event: GpuEvent) -> None:
     kfd.faults.append((node.gpu_id, event))
     # amdgpu's dmesg line: events only say "fault" or "reset", the log says which instruction or packet
     dmesg.error("gpu_id %#x: %s on queue %s: %s", node.gpu_id, event.kind, event.queue.name, event.error)
+    record = fault_record(p, node, event)
     for ev in p.events.values():
+        if ev.type in (k.KFD_IOC_EVENT_MEMORY, k.KFD_IOC_EVENT_HW_EXCEPTION):
+            ev.record = record
         if event.kind == "memory_fault" and ev.type == k.KFD_IOC_EVENT_MEMORY:
             m = ev.data.memory_exception_data
             readonly = bool(event.error.write) and node.gpu.mem.find(event.error.address) is not None
@@ -165,6 +176,53 @@ def on_gpu_event(kfd, node, event: GpuEvent) -> None:
             ctypes.memset(ctypes.addressof(m), 0, ctypes.sizeof(m))
             m.gpu_id, m.ErrorType = node.gpu_id, k.KFD_MEM_ERR_GPU_HANG
             ev.set()
+
+
+def _exception_code(error: BaseException | None) -> int:
+    """The EC_* KFD raises to the runtime for this error (kfd_dbg_trap_exception_code)."""
+    if isinstance(error, MemoryFault):   # a wave's access has a pc; the CP's or SDMA's has none
+        return k.EC_QUEUE_WAVE_MEMORY_VIOLATION if error.pc is not None else k.EC_DEVICE_MEMORY_VIOLATION
+    if isinstance(error, IllegalInstruction):
+        return k.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION
+    if isinstance(error, PacketError):
+        return k.EC_QUEUE_PACKET_UNSUPPORTED
+    if isinstance(error, GpuFault) and error.kind == "trap":
+        return k.EC_QUEUE_WAVE_TRAP
+    if isinstance(error, GpuHang):
+        return k.EC_NONE                 # a hang is a reset (hw-exception data), not a queue exception
+    return k.EC_QUEUE_WAVE_ABORT
+
+
+_WIDE = ("pc", "code_address", "address", "ring_offset")   # 64-bit record fields
+
+
+def fault_record(p: KfdProcess, node, event: GpuEvent) -> bytes:
+    """The gputwin_fault_record (gputwin.abi.kfd_fault_record) for a fault, hang or rejected packet."""
+    e = event.error
+    r = gputwin_fault_record(magic=GPUTWIN_FAULT_MAGIC, size=ctypes.sizeof(gputwin_fault_record),
+                             version=GPUTWIN_FAULT_VERSION, valid=1, exception_code=_exception_code(e),
+                             gpu_id=node.gpu_id, arch=node.gpu.arch.encode())
+    r.queue_id = next((q.queue_id for q in p.queues.values() if q.hw is event.queue), 0)
+    if isinstance(e, GpuFault):
+        r.kind = e.kind.encode()[:23]
+        for name, bit in NUMERIC_FACTS:
+            value = getattr(e, name)
+            if value is not None:
+                setattr(r, name, int(value) & (0xFFFFFFFFFFFFFFFF if name in _WIDE else 0xFFFFFFFF))
+                r.facts |= bit
+        r.instruction = (e.instruction or "").encode()[:95]
+        r.message = e.reason.encode()[:319]
+    else:
+        r.kind = b"hang" if isinstance(e, GpuHang) else b"error"
+        r.message = (str(e) if isinstance(e, GpuHang) else f"{type(e).__name__}: {e}").encode()[:319]
+    return bytes(r)
+
+
+def _write_record(kfd, ptr: int, record: bytes) -> None:
+    """Fill the waiter's record if it says it is one (magic, size, version); leave anything else alone."""
+    head = gputwin_fault_record.from_buffer_copy(kfd.kernel.copy_from_user(ptr, 12).ljust(len(record), b"\0"))
+    if head.magic == GPUTWIN_FAULT_MAGIC and head.size >= len(record) and head.version >= GPUTWIN_FAULT_VERSION:
+        kfd.kernel.copy_to_user(ptr, record)
 
 
 def _interrupt(p: KfdProcess, ctx_id: int) -> None:

@@ -7,9 +7,12 @@ copy engine and the shaders.
 """
 from __future__ import annotations
 
+import ctypes
 import time
 
 from gputwin.abi import kfd_ioctl as kfd
+from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
+                                          gputwin_fault_record)
 from gputwin.abi.code_object import CodeObject, CodeObjectError
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout
 from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu, round_up
@@ -19,14 +22,22 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
 from gputwin.drivers.kernel import Kernel
-from gputwin.errors import GpuFault, GpuHang, MemoryFault
+from gputwin.errors import (GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, OutOfMemory,
+                            PacketError)
 
 RING_SIZE = 64 << 10
+MAX_WORKGROUP_SIZE = 1024   # work-items per workgroup on every supported arch (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE)
+GFX12_MAX_GRID_YZ = 1 << 16   # gfx12 hands workgroup ids Y and Z to the kernel in TTMP7[15:0]/[31:16] (AMDGPUUsage)
 KERNARG_POOL = 1 << 20
 EOP_SIZE = 0x1000
 # per-CU context-save sizes (amdkfd kfd_queue.c: VGPRs, SGPRs, LDS, HW registers) for the CWSR area
 _CWSR_SGPR, _CWSR_LDS, _CWSR_HWREG = 0x4000, 0x10000, 0x1000
 _CWSR_VGPR_1_5X = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")   # 1.5x register file
+
+
+# how a fault record's kind reads at the head of the message
+_WHAT = {"memory": "GPU memory fault", "illegal_instruction": "illegal instruction", "trap": "wave trap",
+         "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error"}
 
 
 class AMDProgram(Program):
@@ -57,6 +68,8 @@ class AMDDevice(HCQDevice):
         self._programs: dict[bytes, tuple[CodeObject, Buffer]] = {}
         self._events = None
         self._queues: list[int] = []
+        self._queue_names: dict[int, str] = {}
+        self._entries: dict[int, str] = {}   # code address of every loaded kernel -> its name (for faults)
         self._scratch: tuple[int, int, Buffer] | None = None   # (bytes per lane, TMPRING_SIZE, buffer)
         self.dispatch_id = 0
         try:
@@ -79,6 +92,11 @@ class AMDDevice(HCQDevice):
             slot.event_id, mailbox = self.gpu.create_event(t, auto_reset=t == kfd.KFD_IOC_EVENT_SIGNAL)
             mailboxes.append(mailbox)
         self.signal_event = (self._events[0].event_id, mailboxes[0])
+        # gputwin's mock KFD says what faulted here; real KFD leaves the record untouched (kfd_fault_record.py)
+        self._fault = gputwin_fault_record(magic=GPUTWIN_FAULT_MAGIC, size=ctypes.sizeof(gputwin_fault_record),
+                                           version=GPUTWIN_FAULT_VERSION)
+        for slot in self._events[1:]:
+            slot.kfd_event_data_ext = ctypes.addressof(self._fault)
 
     def _cwsr_sizes(self) -> tuple[int, int, int]:
         """(ctx_save_restore_size, ctl_stack_size, bytes to allocate) for a compute queue's context-save
@@ -106,6 +124,7 @@ class AMDDevice(HCQDevice):
         qid, doorbells, offset = self.gpu.create_queue(queue_type, ring, ptrs.va, ptrs.va + 8, eop, ctx, ctx_size,
                                                        ctl_size)
         self._queues.append(qid)
+        self._queue_names[qid] = f"{what} queue {qid}"
         return Ring(f"{self.name} {what} queue {qid}", ring.host_addr, ring.size, ptrs.host_addr, ptrs.host_addr + 8,
                     doorbells, offset, unit, contiguous, self._sleep, watchdog_s)
 
@@ -130,21 +149,56 @@ class AMDDevice(HCQDevice):
         t0 = time.monotonic()
         result = self.gpu.wait_events(self._events, max(1, int(timeout_s * 1000)))
         mem, hw = self._events[1].memory_exception_data, self._events[2].hw_exception_data
-        if hw.gpu_id or (mem.gpu_id and mem.ErrorType == kfd.KFD_MEM_ERR_GPU_HANG):   # a reset reports both
-            if not hw.gpu_id or hw.reset_cause == kfd.KFD_HW_EXCEPTION_GPU_HANG:
-                raise GpuHang(f"{self.name}: the GPU hung and was reset (reset type {hw.reset_type})")
-            raise GpuFault(f"{self.name}: hardware exception (reset cause {hw.reset_cause})", kind="hw_exception")
-        if mem.gpu_id:
-            what = [n for n in ("NotPresent", "ReadOnly", "NoExecute") if getattr(mem.failure, n)]
-            raise MemoryFault(f"{self.name}: GPU memory fault ({', '.join(what) or 'unknown cause'})",
-                              address=mem.va, write=True if mem.failure.ReadOnly else None)
+        if hw.gpu_id or mem.gpu_id:
+            raise self._fault_error(mem, hw)
         if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and time.monotonic() - t0 < timeout_s / 2:
             time.sleep(0.001)   # a kernel that answers "timeout" at once (nothing can change): do not spin hot
+
+    def _fault_error(self, mem, hw) -> BaseException:
+        """The exception for a memory-exception / hw-exception event: from the fault record when the kernel
+        filled it in (gputwin's mock KFD), else from the standard event data (real KFD)."""
+        if self._fault.valid:
+            return self._record_error(self._fault)
+        if hw.gpu_id or mem.ErrorType == kfd.KFD_MEM_ERR_GPU_HANG:   # a reset reports both
+            if not hw.gpu_id or hw.reset_cause == kfd.KFD_HW_EXCEPTION_GPU_HANG:   # amdgpu's job timeout
+                return GpuHang(f"{self.name}: the GPU hung and was reset (reset type {hw.reset_type})")
+            return GpuFault(f"{self.name}: hardware exception (reset cause {hw.reset_cause})", kind="hw_exception",
+                            arch=self.arch)
+        what = [n for n in ("NotPresent", "ReadOnly", "NoExecute") if getattr(mem.failure, n)]
+        return MemoryFault(f"{self.name}: GPU memory fault ({', '.join(what) or 'unknown cause'})",
+                           address=mem.va, write=True if mem.failure.ReadOnly else None, arch=self.arch)
+
+    def _record_error(self, r: gputwin_fault_record) -> BaseException:
+        """The GpuFault family member (or GpuHang) a fault record describes, with the kernel's name and the PC
+        offset inside it added from what this device loaded."""
+        kind = r.kind.decode(errors="replace")
+        message = f"{self.name}: {_WHAT.get(kind, 'GPU fault')}: {r.message.decode(errors='replace')}"
+        if kind == "hang":
+            return GpuHang(message)
+        facts = {name: getattr(r, name) for name, bit in NUMERIC_FACTS if r.facts & bit}
+        if "write" in facts:
+            facts["write"] = bool(facts["write"])
+        code, pc = facts.get("code_address"), facts.get("pc")
+        facts.update(arch=r.arch.decode(errors="replace") or self.arch,
+                     queue=self._queue_names.get(r.queue_id, f"queue {r.queue_id}"),
+                     instruction=r.instruction.decode(errors="replace") or None,
+                     kernel=self._entries.get(code), kernel_offset=pc - code if None not in (pc, code) else None)
+        if kind == "memory":
+            return MemoryFault(message, **{"address": 0, **facts})
+        if kind == "illegal_instruction":
+            return IllegalInstruction(message, **facts)
+        if kind == "packet":
+            return PacketError(message, **facts)
+        return GpuFault(message, kind=kind, **facts)
 
     # --- programs ----------------------------------------------------------------------------------------
     def load(self, image, name: str) -> AMDProgram:
         """Load kernel `name` of an HSA code object (bytes of a .hsaco, or a parsed CodeObject)."""
         self._check()
+        if not isinstance(image, (CodeObject, bytes, bytearray, memoryview)):
+            raise TypeError(f"load wants the bytes of a code object (or a CodeObject), got {type(image).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"load wants the kernel's name as a str, got {name!r}")
         data = image.data if isinstance(image, CodeObject) else bytes(image)
         if data not in self._programs:
             co = image if isinstance(image, CodeObject) else CodeObject.parse(data)
@@ -153,10 +207,15 @@ class AMDDevice(HCQDevice):
             buf = self._alloc(co.image_size)
             self.copyin(buf, co.relocated_image(buf.va))
             self._programs[data] = (co, buf)
+            self._entries.update((buf.va + k.entry_offset, k.name) for k in co.kernels.values())
         co, buf = self._programs[data]
         if name not in co.kernels:
-            raise KeyError(f"no kernel {name!r} in the code object; it has {', '.join(sorted(co.kernels))}")
-        return AMDProgram(self, LoadedKernel(co.kernels[name], buf.va, self.arch), buf)
+            raise KernelNotFound(name, list(co.kernels))
+        kernel = LoadedKernel(co.kernels[name], buf.va, self.arch)
+        if kernel.segment_size > self._kernargs.size:
+            raise CodeObjectError(f"kernel {name}: a kernarg segment of {kernel.segment_size} bytes does not fit "
+                                  f"the {self._kernargs.size}-byte kernarg pool")
+        return AMDProgram(self, kernel, buf)
 
     def _pointer_of(self, value) -> int:
         if not isinstance(value, Buffer):
@@ -178,10 +237,14 @@ class AMDDevice(HCQDevice):
     def _launch(self, program: AMDProgram, args: tuple, grid, block, dims: int, lds: int = 0) -> None:
         self._check()
         k = program.kernel
-        if block[0] * block[1] * block[2] > k.max_block:
-            raise ValueError(f"{k.name}: a block of {block} is more than its {k.max_block} work-items")
+        if block[0] * block[1] * block[2] > min(k.max_block, MAX_WORKGROUP_SIZE):
+            raise ValueError(f"{k.name}: a block of {block} is more than its "
+                             f"{min(k.max_block, MAX_WORKGROUP_SIZE)} work-items")
         if any(g * b >= 1 << 32 for g, b in zip(grid, block)):
             raise ValueError(f"{k.name}: grid {grid} x block {block} exceeds 2^32 work-items per dimension")
+        if self.arch.startswith("gfx12") and max(grid[1:]) > GFX12_MAX_GRID_YZ:
+            raise ValueError(f"{k.name}: grid {grid}: on {self.arch} workgroup ids Y and Z are 16 bits (TTMP7), "
+                             f"at most {GFX12_MAX_GRID_YZ} workgroups in Y and Z")
         ap = self.gpu.apertures
         launch = LaunchInfo(grid, block, dims, dynamic_lds=lds, private_base=ap.scratch_base, shared_base=ap.lds_base)
         segment = build_kernargs(k.info, args, launch, self._pointer_of)

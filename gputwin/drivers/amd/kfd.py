@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from gputwin.abi import kfd_ioctl as kfd
 from gputwin.drivers.kernel import (MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE,
                                     PROT_READ, PROT_WRITE, File, HostKernel, Kernel, Mapping)
+from gputwin.errors import OutOfMemory
 
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology/nodes"
 KFD_MIN_VERSION = (1, 6)   # ACQUIRE_VM + ALLOC_MEMORY_OF_GPU (the "new" memory API) appeared in 1.6
@@ -176,19 +177,26 @@ class KFDGpu:
             flags |= kfd.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED
         if cpu_access and kind == "vram":
             flags |= kfd.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC
-        if kind == "userptr":   # the pages are the user's own; KFD takes their address as mmap_offset
-            reservation = self.kernel.mmap(0, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS)
-            mmap_offset = reservation.addr
-        else:                  # reserve the VA so no CPU allocation can take it
-            reservation = self.kernel.mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
-            mmap_offset = 0
+        try:
+            if kind == "userptr":   # the pages are the user's own; KFD takes their address as mmap_offset
+                reservation = self.kernel.mmap(0, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS)
+                mmap_offset = reservation.addr
+            else:                  # reserve the VA so no CPU allocation can take it
+                reservation = self.kernel.mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
+                mmap_offset = 0
+        except OSError as e:   # an anonymous mmap fails only for want of address space (EINVAL past 2^64)
+            if e.errno in (errno.ENOMEM, errno.EINVAL):
+                raise OutOfMemory(f"{self.arch}: cannot allocate {size} bytes of {kind}: no {size}-byte range of "
+                                  f"virtual addresses is free ({e.strerror or e})", size=size, heap=kind) from None
+            raise
         try:
             got = self.kfd.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=reservation.addr, size=size,
                                  gpu_id=self.gpu_id, flags=flags, mmap_offset=mmap_offset)
         except OSError as e:
             self.kernel.munmap(reservation)
             if e.errno == errno.ENOMEM:
-                raise MemoryError(f"{self.arch}: cannot allocate {size} bytes of {kind}: {e}") from None
+                raise OutOfMemory(f"{self.arch}: cannot allocate {size} bytes of {kind}: {e.strerror or e}",
+                                  size=size, heap=kind) from None
             raise
         mem = Memory(reservation.addr, size, got.handle, flags, reservation.addr if kind == "userptr" else None,
                      reservation, self)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gputwin.abi import amdhsa
 from gputwin.abi import amd_regs as regs
-from gputwin.abi.code_object import KernelInfo
+from gputwin.abi.code_object import CodeObjectError, KernelInfo
 from gputwin.drivers.amd.kfd import round_up
 
 LDS_GRANULE = 512          # COMPUTE_PGM_RSRC2.LDS_SIZE counts 128-dword blocks on gfx10+ (and gfx9's 64-dword x2)
@@ -53,8 +53,8 @@ class LoadedKernel:
                                           f"{UNSUPPORTED_SGPRS[name]}, which this PM4 loader does not provide")
         n_user = sum(n for _, _, n in self.sgprs)
         if n_user > min(info.user_sgpr_count, regs.COMPUTE_USER_DATA_COUNT):
-            raise ValueError(f"kernel {info.name}: descriptor enables {n_user} user SGPRs but "
-                             f"USER_SGPR_COUNT is {info.user_sgpr_count}")
+            raise CodeObjectError(f"kernel {info.name}: descriptor enables {n_user} user SGPRs but "
+                                  f"USER_SGPR_COUNT is {info.user_sgpr_count}")
         self.wave32 = info.wave32
         self.dispatch_ptr = any(n == "dispatch_ptr" for n, _, _ in self.sgprs)
         self.lds_bytes = info.group_segment_size

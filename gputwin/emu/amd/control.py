@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.errors import IllegalInstruction, MemoryFault
+
 END = -1
 BARRIER = -2
 
@@ -36,3 +38,13 @@ class Diverge:
         if (targets == first).all():
             return first
         return Diverge([(targets == t, int(t)) for t in np.unique(targets)])
+
+
+def before_code(g, offset: int):
+    """The fault for a jump to a byte offset below 0: negative offsets are END / BARRIER to the executor,
+    and the decoded program starts at the dispatch's first instruction. Unmapped -> a fetch fault."""
+    address = (g.ctx.code_address + offset) & 0xFFFFFFFFFFFFFFFF
+    if g.ctx.mem.find(address) is None:
+        return MemoryFault("instruction fetch from unmapped address", address=address)
+    return IllegalInstruction(f"jump to {address:#x}, before the dispatch's first instruction at "
+                              f"{g.ctx.code_address:#x}, is not modelled")

@@ -11,8 +11,9 @@ import numpy as np
 from gputwin.abi import amd_pm4 as pm4
 from gputwin.abi import amd_regs as regs
 from gputwin.emu.amd.cp_dispatch import build_dispatch
-from gputwin.emu.amd.gpu import PacketError, Queue
+from gputwin.emu.amd.gpu import Queue
 from gputwin.emu.amd.memops import COMPARE
+from gputwin.errors import PacketError
 
 SH_WINDOW = pm4.PACKET3_SET_SH_REG_END - pm4.PACKET3_SET_SH_REG_START
 UCONFIG_WINDOW = pm4.PACKET3_SET_UCONFIG_REG_END - pm4.PACKET3_SET_UCONFIG_REG_START
@@ -33,6 +34,7 @@ class ComputeQueue(Queue):
         self.sh = np.zeros(SH_WINDOW, np.uint32)
         self.uconfig = np.zeros(UCONFIG_WINDOW, np.uint32)
         self.ibs: list[list[int]] = []   # [address of next dword, end address] per active indirect buffer
+        self.opcode: int | None = None   # of the packet being processed, for PacketError
 
     # --- fetch -------------------------------------------------------------------------------------
     def _where(self) -> str:
@@ -41,7 +43,9 @@ class ComputeQueue(Queue):
         return self.describe()
 
     def _bad(self, message: str) -> PacketError:
-        return PacketError(f"{message} ({self._where()})", queue=self.name)
+        """The error for the current packet: its opcode, and its ring offset (or address in an IB)."""
+        where = dict(address=self.ibs[-1][0]) if self.ibs else dict(ring_offset=self.ring_offset())
+        return PacketError(f"{message} ({self._where()})", queue=self.name, opcode=self.opcode, **where)
 
     def _fetch(self) -> list[int] | None:
         """The next whole packet (header + payload) or None if the ring does not hold one yet."""
@@ -51,7 +55,7 @@ class ComputeQueue(Queue):
             n = self._packet_dwords(header)
             if addr + 4 * n > end:
                 raise PacketError(f"PM4 packet {header:#010x} runs past the end of its indirect buffer",
-                                  address=addr, queue=self.name)
+                                  address=addr, queue=self.name, opcode=pm4.CP_PACKET3_GET_OPCODE(header))
             return self.gpu.mem.view(addr, 4 * n).view("<u4").tolist()
         if self.available() < 4:
             return None
@@ -79,6 +83,7 @@ class ComputeQueue(Queue):
             self.report_rptr()
 
     def step(self) -> bool:
+        self.opcode = None
         packet = self._fetch()
         if packet is None:
             return False
@@ -86,7 +91,7 @@ class ComputeQueue(Queue):
         if len(packet) == 1:            # type-2 filler
             self._consume(1)
             return True
-        op = pm4.CP_PACKET3_GET_OPCODE(header)
+        op = self.opcode = pm4.CP_PACKET3_GET_OPCODE(header)
         handler = _HANDLERS.get(op)
         if handler is None:
             name = pm4.OPCODE_NAMES.get(op, "unknown")

@@ -10,6 +10,10 @@ if TYPE_CHECKING:
     from gputwin.emu.amd.cp import ComputeQueue
     from gputwin.emu.amd.dispatch import Dispatch
 
+MAX_WORKGROUP_THREADS = 1024   # work-items per workgroup, every modelled arch
+GFX12_MAX_GRID_YZ = 1 << 16    # gfx12 passes workgroup ids Y and Z in TTMP7[15:0] / [31:16] (LLVM AMDGPUUsage)
+LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit, as dispatch.py counts it
+
 # initiator bits with no effect on a synchronous, in-order emulator
 _HARMLESS = 0
 for _field in ("COMPUTE_SHADER_EN", "PARTIAL_TG_EN", "FORCE_START_AT_000", "USE_THREAD_DIMENSIONS", "ORDER_MODE",
@@ -28,6 +32,8 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
                   for reg in (r.regCOMPUTE_NUM_THREAD_X, r.regCOMPUTE_NUM_THREAD_Y, r.regCOMPUTE_NUM_THREAD_Z))
     if min(block) == 0:
         raise q._bad(f"DISPATCH_DIRECT with a workgroup of {block} threads (COMPUTE_NUM_THREAD_* unset)")
+    if block[0] * block[1] * block[2] > MAX_WORKGROUP_THREADS:
+        raise q._bad(f"DISPATCH_DIRECT with a workgroup of {block} threads, more than {MAX_WORKGROUP_THREADS}")
     dims = (dim_x, dim_y, dim_z)
     if r.COMPUTE_DISPATCH_INITIATOR__USE_THREAD_DIMENSIONS.get(initiator):
         if any(d % b for d, b in zip(dims, block)):
@@ -35,6 +41,9 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
         dims = tuple(d // b for d, b in zip(dims, block))
     if min(dims) == 0:
         return None
+    if q.gpu.arch.startswith("gfx12") and max(dims[1:]) > GFX12_MAX_GRID_YZ:
+        raise q._bad(f"DISPATCH_DIRECT of {dims} workgroups: on gfx12 workgroup ids Y and Z must fit 16 bits "
+                     f"(TTMP7), at most {GFX12_MAX_GRID_YZ} workgroups in Y and Z")
     if not r.COMPUTE_DISPATCH_INITIATOR__FORCE_START_AT_000.get(initiator):
         start = [q.sh_reg(reg) for reg in (r.regCOMPUTE_START_X, r.regCOMPUTE_START_Y, r.regCOMPUTE_START_Z)]
         if any(start):
@@ -47,6 +56,10 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
     wave64 = not (profile.wave32 and r.COMPUTE_DISPATCH_INITIATOR__CS_W32_EN.get(initiator))
     rsrc1, rsrc2, rsrc3 = (q.sh_reg(reg) for reg in (r.regCOMPUTE_PGM_RSRC1, r.regCOMPUTE_PGM_RSRC2,
                                                      r.regCOMPUTE_PGM_RSRC3))
+    lds = r.COMPUTE_PGM_RSRC2__LDS_SIZE.get(rsrc2) * LDS_GRANULE
+    if lds > profile.lds_size_in_kb * 1024:
+        raise q._bad(f"DISPATCH_DIRECT with COMPUTE_PGM_RSRC2.LDS_SIZE of {lds} bytes, more than the "
+                     f"{profile.lds_size_in_kb} KiB a workgroup can have")
     n_user = min(r.COMPUTE_PGM_RSRC2__USER_SGPR.get(rsrc2), r.COMPUTE_USER_DATA_COUNT)
     user = [q.sh_reg(r.regCOMPUTE_USER_DATA_0 + i) for i in range(n_user)]
     code = ((q.sh_reg(r.regCOMPUTE_PGM_HI) << 32) | q.sh_reg(r.regCOMPUTE_PGM_LO)) << 8

@@ -20,12 +20,14 @@ from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction, MemoryFault
+from gputwin.errors import GpuFault, IllegalInstruction, MemoryFault
 
 MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes ...
 MAX_BATCH_STATE_BYTES = 1 << 29  # ... and of at most this much VGPR (RSRC1 count) or scratch state
 LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
 MAX_LDS = 64 * 1024
+LDS_SLACK = 16                 # bytes past the last workgroup's LDS: lanes outside their allocation read index 0
+                               # (then discard it), which must exist even with no LDS (widest DS access: 16 B)
 
 
 @dataclass
@@ -96,7 +98,39 @@ def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> Program:
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
                  watchdog_s: float | None = None) -> Counters:
-    """Run every workgroup of `dispatch` to completion; returns the executed-work counters."""
+    """Run every workgroup of `dispatch` to completion; returns the executed-work counters.
+    A GpuFault leaves with the arch, the dispatch's code address and (illegal instructions, traps) the
+    instruction at its pc filled in."""
+    try:
+        return _run_dispatch(mem, dispatch, arch, watchdog_s)
+    except GpuFault as e:
+        if e.arch is None:
+            e.arch = arch
+        if e.code_address is None:
+            e.code_address = dispatch.code_address
+        if e.instruction is None and e.pc is not None and e.kind in ("illegal_instruction", "trap"):
+            e.instruction = _instruction_at(mem, dispatch, e.pc, arch)
+        raise
+
+
+def _instruction_at(mem: AddressSpace, d: Dispatch, pc: int, arch: str) -> str | None:
+    """The instruction at `pc` as LLVM prints it, else its first word as `.long`; None if unreadable."""
+    from gputwin.emu.amd.isa import decode, inst_text
+    if d.code is not None:
+        off = pc - d.code_address
+        data = bytes(d.code[off:off + 16]) if off >= 0 else b""
+    else:
+        region = mem.find(pc)
+        data = bytes(region.data[pc - region.base:pc - region.base + 16]) if region is not None else b""
+    if len(data) < 4:
+        return None
+    try:
+        return inst_text(decode(data, arch, 0, wave64=d.wave64), arch, d.wave64)
+    except Exception:   # noqa: BLE001 - bytes that are no instruction (or that the printer refuses)
+        return f".long {int.from_bytes(data[:4], 'little'):#010x}"
+
+
+def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: float | None) -> Counters:
     if arch != "gfx1100" and arch not in gfx12.ARCHES and arch != cdna3.ARCH:
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
     if arch == cdna3.ARCH:
@@ -142,7 +176,7 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
     nwaves = nb * wpg
     sbytes = int(d.scratch_bytes_per_lane)
     ctx = Context(mem=mem, code_address=d.code_address, waves_per_group=wpg, lanes=lanes,
-                  lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
+                  lds=np.zeros(nb * lds_bytes + LDS_SLACK, np.uint8), lds_bytes=lds_bytes,
                   scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
                   scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
                   ended=np.zeros(nb, np.int64))

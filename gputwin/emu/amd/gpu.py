@@ -77,13 +77,6 @@ class GpuEvent:
     error: BaseException | None = None
 
 
-class PacketError(GpuFault):
-    """A packet the engine does not model or that is malformed; names opcode, queue and ring offset."""
-
-    def __init__(self, message: str, **kw):
-        super().__init__(message, kind="packet", **kw)
-
-
 class Queue:
     """A ring buffer in GPU memory with read/write pointers, processed by one engine.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.amd import hwreg
-from gputwin.emu.amd.control import Diverge
+from gputwin.emu.amd.control import Diverge, before_code
 from gputwin.emu.amd.scalar_ops import reader32, reader64
 from gputwin.errors import IllegalInstruction
 
@@ -364,7 +364,10 @@ def _pc_op(inst):
     write = _writer(inst.operands.get("sdst"), True) if op == "s_swappc_b64" else None
 
     def h(g):
-        target = ra(g).astype(np.int64) - g.ctx.code_address
+        # a constant source is one value for every wave: broadcast it so each wave gets its target
+        target = np.broadcast_to(ra(g), (g.n,)).astype(np.int64) - g.ctx.code_address
+        if target.min() < 0:
+            raise before_code(g, int(target.min()))
         if write is not None:
             write(g, np.full(g.n, g.ctx.code_address + g.pc + nxt, U64))
         return Diverge.by_value(target)

@@ -6,8 +6,9 @@ Anything not modelled raises PacketError naming the opcode, the queue and the ri
 from __future__ import annotations
 
 from gputwin.abi import amd_sdma as s
-from gputwin.emu.amd.gpu import GpuEvent, PacketError, Queue
+from gputwin.emu.amd.gpu import GpuEvent, Queue
 from gputwin.emu.amd.memops import COMPARE, copy, fill
+from gputwin.errors import PacketError
 
 _FILL_BYTES = {0: 1, 1: 2, 2: 4}   # CONSTANT_FILL fillsize -> bytes of the pattern taken from src data
 
@@ -16,14 +17,18 @@ class SdmaQueue(Queue):
     kind = "sdma"
     ptr_unit = 1
 
+    opcode: int | None = None   # of the packet being processed, for PacketError
+
     def _bad(self, message: str) -> PacketError:
-        return PacketError(f"{message} ({self.describe()})", queue=self.name)
+        return PacketError(f"{message} ({self.describe()})", queue=self.name, opcode=self.opcode,
+                           ring_offset=self.ring_offset())
 
     def step(self) -> bool:
         if self.available() < 4:
             return False
         header = self.ring_dwords(self.rptr, 1)[0]
         op, sub_op = s.SDMA_PKT_HEADER_op.get(header), s.SDMA_PKT_HEADER_sub_op.get(header)
+        self.opcode = op
         entry = _PACKETS.get((op, sub_op))
         if entry is None:
             raise self._bad(f"SDMA opcode {op} ({s.OP_NAMES.get(op, 'unknown')}) sub-op {sub_op} is not modelled")

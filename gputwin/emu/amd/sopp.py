@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from gputwin.emu.amd.control import BARRIER, END, Diverge
+from gputwin.emu.amd.control import BARRIER, END, Diverge, before_code
 from gputwin.emu.amd.hwreg import MSG_DEALLOC_VGPRS
 from gputwin.errors import GpuFault, IllegalInstruction
 
@@ -44,17 +44,26 @@ def build(inst):
         return lambda g: BARRIER
     rel = 4 + 4 * (((imm & 0xFFFF) ^ 0x8000) - 0x8000)
     if op == "s_branch":
-        return lambda g: g.pc + rel
+        def branch(g):
+            if g.pc + rel < 0:
+                raise before_code(g, g.pc + rel)
+            return g.pc + rel
+        return branch
     cond = _taken(op)
     if cond is not None:
-        return lambda g: Diverge.branch(cond(g), g.pc + rel)
+        def cbranch(g):
+            taken = cond(g)
+            if g.pc + rel < 0 and taken.any():
+                raise before_code(g, g.pc + rel)
+            return Diverge.branch(taken, g.pc + rel)
+        return cbranch
     if op == "s_sendmsg":
         if imm & 0xFF != MSG_DEALLOC_VGPRS:
             raise IllegalInstruction(f"s_sendmsg: message {imm & 0xFF} is not modelled")
         return lambda g: None
     if op == "s_trap":
         def trap(g):
-            raise GpuFault(f"s_trap {imm & 0xFF}", kind="trap")
+            raise GpuFault(f"s_trap {imm & 0xFF}", kind="trap", trap_id=imm & 0xFF)
         return trap
     if op == "s_round_mode":
         def h(g):

@@ -4,7 +4,7 @@ import pytest
 
 from gputwin.abi import amd_pm4 as pm4
 from gputwin.abi import amd_regs as regs
-from gputwin.emu.amd.gpu import PacketError
+from gputwin.errors import PacketError
 from gputwin.errors import MemoryFault
 from tests.emu.amd.gpu_rig import CODE, DATA, RING_BYTES, Rig, release_mem, set_sh, wait_reg_mem, write_data
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from gputwin.abi import amd_sdma as s
-from gputwin.emu.amd.gpu import PacketError
+from gputwin.errors import PacketError
 from tests.emu.amd.gpu_rig import DATA, Rig
 
 

@@ -53,8 +53,10 @@ def fma64(a_bits, b_bits, c_bits):
         r = th + v
     out = np.where(safe, r, plain)
     hard = finite & ~zero_prod & ~safe
-    if hard.any():
-        out = np.array(out)
-        for idx in zip(*np.nonzero(hard)):
-            out[idx] = _exact_lane(float(a[idx]), float(b[idx]), float(c[idx]))
+    if hard.any():   # flat indices: the operands may all be constants (0-d arrays)
+        out = np.array(out).reshape(-1)
+        fa, fb, fc = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+        for i in np.flatnonzero(hard):
+            out[i] = _exact_lane(float(fa[i]), float(fb[i]), float(fc[i]))
+        out = out.reshape(hard.shape)
     return np.ascontiguousarray(out).view(np.uint64)
