@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gputwin.abi.code_object import R_AMDGPU_RELATIVE64, CodeObject, CodeObjectError
+from tests.abi import patch_code_object
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "drivers"
 V5 = (FIX / "kernels_gfx1100_v5.hsaco").read_bytes()
@@ -124,25 +125,7 @@ def test_random_corruption_never_escapes_as_another_exception():
 
 def with_metadata(edit) -> bytes:
     """V5 with its metadata note replaced by edit(metadata), re-packed into a note section at the end."""
-    import msgpack
-    co = CodeObject.parse(V5)
-    note = next(s for s in co.sections if s.name == ".note")
-    namesz, descsz, _ = struct.unpack_from("<III", V5, note.offset)
-    desc_off = note.offset + 12 + ((namesz + 3) & ~3)
-    md = msgpack.unpackb(V5[desc_off:desc_off + descsz], raw=False)
-    edit(md)
-    packed = msgpack.packb(md)
-    record = struct.pack("<III", 7, len(packed), 32) + b"AMDGPU\0\0" + packed + bytes(-len(packed) % 4)
-    blob = bytearray(V5)
-    # drop the PT_NOTE header (type 4 -> PT_NULL) so the section table is what the reader falls back on
-    phoff, phnum = struct.unpack_from("<Q", V5, 32)[0], struct.unpack_from("<H", V5, 56)[0]
-    for i in range(phnum):
-        if struct.unpack_from("<I", V5, phoff + 56 * i)[0] == 4:
-            struct.pack_into("<I", blob, phoff + 56 * i, 0)
-    shoff = struct.unpack_from("<Q", V5, 40)[0]
-    index = co.sections.index(note)
-    struct.pack_into("<QQ", blob, shoff + 64 * index + 24, len(blob), len(record))   # sh_offset, sh_size
-    return bytes(blob + record)
+    return patch_code_object.with_metadata(V5, edit)
 
 
 def test_rewritten_metadata_is_read_from_the_note_section():
@@ -162,3 +145,44 @@ def test_kernel_without_descriptor_symbol_is_named():
     blob = with_metadata(lambda md: md["amdhsa.kernels"][0].update({".symbol": "nope.kd"}))
     with pytest.raises(CodeObjectError, match="nope.kd"):
         CodeObject.parse(blob)
+
+
+def _saxpy(edit):
+    """V5 after edit(saxpy's metadata entry)."""
+    return with_metadata(lambda md: edit(patch_code_object.kernel_metadata(md, "saxpy")))
+
+
+def _set_arg(index, key, value):
+    return lambda k: k[".args"][index].update({key: value})
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda k: k.update({".kernarg_segment_size": 2 ** 40}), "kernarg_segment_size of 1099511627776 bytes exceeds"),
+    (lambda k: k.update({".kernarg_segment_size": 2 ** 31}), "kernarg_segment_size of 2147483648 bytes exceeds"),
+    (_set_arg(0, ".size", -4), r"argument 0 \(.offset 0, .size -4\)"),
+    (_set_arg(1, ".offset", -4), r"argument 1 \(.offset -4, .size 8\)"),
+    (_set_arg(3, ".offset", 1 << 20), "does not lie inside the 280-byte kernarg segment"),
+    (_set_arg(2, ".size", 2.5), r"argument 2 \(.offset 16, .size 2.5\)"),
+    (lambda k: k.update({".max_flat_workgroup_size": 2048}), "max_flat_workgroup_size 2048 is not 1..1024"),
+    (lambda k: k.update({".wavefront_size": 48}), "wavefront_size 48 is neither 32 nor 64"),
+    (lambda k: k.update({".kernarg_segment_align": 24}), "kernarg_segment_align 24 is not a power of two"),
+    (lambda k: k.update({".args": {"y": 1}}), ".args is a dict, not a list"),
+])
+def test_kernel_metadata_out_of_range_is_a_code_object_error(edit, match):
+    with pytest.raises(CodeObjectError, match=f"kernel saxpy: .*{match}"):
+        CodeObject.parse(_saxpy(edit))
+
+
+def test_kernel_metadata_edits_that_stay_in_range_still_load():
+    co = CodeObject.parse(_saxpy(lambda k: k.update({".max_flat_workgroup_size": 1024})))   # the reference above
+    assert co.kernels["saxpy"].kernarg_size == 280 and co.kernels["saxpy"].metadata[".max_flat_workgroup_size"] == 1024
+
+
+def test_descriptor_kernarg_size_is_range_checked_too():
+    co = CodeObject.parse(V5)
+    kd = co.kernels["saxpy"].kd_offset
+    seg = next(s for s in co.segments if s.vaddr <= kd < s.vaddr + s.filesz)
+    blob = bytearray(V5)
+    struct.pack_into("<I", blob, seg.offset + kd - seg.vaddr + 8, 1 << 31)   # kernel_descriptor_t.kernarg_size
+    with pytest.raises(CodeObjectError, match="descriptor's kernarg_size of 2147483648 bytes exceeds"):
+        CodeObject.parse(bytes(blob))

@@ -1,11 +1,12 @@
 """The PM4 compute front end (gputwin.emu.amd.cp) driven through a hand-built ring and doorbell."""
+import re
+
 import numpy as np
 import pytest
 
 from gputwin.abi import amd_pm4 as pm4
 from gputwin.abi import amd_regs as regs
-from gputwin.errors import PacketError
-from gputwin.errors import MemoryFault
+from gputwin.errors import MemoryFault, PacketError
 from tests.emu.amd.gpu_rig import CODE, DATA, RING_BYTES, Rig, release_mem, set_sh, wait_reg_mem, write_data
 
 
@@ -143,6 +144,7 @@ def test_unknown_opcode_names_opcode_queue_and_ring_offset_and_stops_the_queue()
     assert event.kind == "error" and isinstance(event.error, PacketError)
     msg = str(event.error)
     assert "0xee" in msg and r.q.name in msg and f"ring offset {4 * len(write_data(DATA, 1)):#x}" in msg
+    assert event.error.opcode == 0xEE and event.error.ring_offset == 4 * len(write_data(DATA, 1))
     assert r.q.stopped and r.u32(4)[0] == 0
     r.doorbell()
     assert len(r.events) == 1    # a stopped queue stays stopped
@@ -243,3 +245,25 @@ def test_type0_packet_is_rejected():
     r = Rig()
     r.submit(0x00001234)
     assert "type-0" in str(r.events[0].error)
+
+
+@pytest.mark.parametrize("arch,block,grid,rsrc2,match", [
+    ("gfx1100", (32, 33, 1), (1, 1, 1), 0, r"workgroup of \(32, 33, 1\) threads, more than 1024"),
+    ("gfx942", (1024, 2, 1), (1, 1, 1), 0, r"workgroup of \(1024, 2, 1\) threads, more than 1024"),
+    ("gfx1201", (32, 1, 1), (1, 65537, 1), 0, "workgroup ids Y and Z must fit 16 bits"),
+    ("gfx1201", (32, 1, 1), (1, 1, 65537), 0, "workgroup ids Y and Z must fit 16 bits"),
+    ("gfx1100", (32, 1, 1), (1, 1, 1), regs.COMPUTE_PGM_RSRC2__LDS_SIZE(129), "LDS_SIZE of 66048 bytes"),
+])
+def test_dispatch_beyond_the_hardware_limits_is_a_packet_error(arch, block, grid, rsrc2, match):
+    r = Rig(arch=arch)
+    r.submit(*_program(r, S_ENDPGM, block=block, rsrc2=rsrc2), *_dispatch(grid))
+    (event,) = r.events
+    assert isinstance(event.error, PacketError) and event.error.opcode == pm4.PACKET3_DISPATCH_DIRECT
+    assert re.search(match, str(event.error)) and r.gpu.stats.dispatches == 0 and r.q.stopped
+    assert event.error.ring_offset == 4 * len(_program(r, S_ENDPGM, block=block, rsrc2=rsrc2))
+
+
+def test_gfx1201_dispatch_at_the_16_bit_limit_runs():
+    r = Rig(arch="gfx1201")
+    r.submit(*_program(r, S_ENDPGM, block=(1, 1, 1)), *_dispatch((1, 65536, 1)))
+    assert not r.events and r.gpu.stats.dispatches == 1

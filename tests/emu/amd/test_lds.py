@@ -176,3 +176,41 @@ def test_lds_float_max_skips_exec_masked_lanes_and_returns_in_lane_order():
     got = g.vgpr(2)[0]
     assert (got[ex[0]] == np.array(olds, np.float32).view(np.uint32)[ex[0]]).all()
     assert (got[~ex[0]] == 0xDEAD).all() and int(g.vgpr(4)[0, 0]) == int(np.float32(mem).view(np.uint32))
+
+
+_LDS_ROUND_TRIP = {   # store 7 at LDS address 0, load it back, store the result to out[lane] (s[0:1] = out)
+    "gfx1100": "ds_store_b32 v1, v2\nds_load_b32 v3, v1\nglobal_store_b32 v4, v3, s[0:1]",
+    "gfx1201": "ds_store_b32 v1, v2\nds_load_b32 v3, v1\nglobal_store_b32 v4, v3, s[0:1]",
+    "gfx942": "ds_write_b32 v1, v2\nds_read_b32 v3, v1\nglobal_store_dword v4, v3, s[0:1]",
+}
+
+
+@pytest.mark.parametrize("arch", sorted(_LDS_ROUND_TRIP))
+@pytest.mark.parametrize("lds_bytes,expect", [(0, 0), (4, 7), (512, 7)])
+def test_lds_without_an_allocation_reads_zero_and_drops_writes(arch, lds_bytes, expect):
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    wave64 = arch == "gfx942"
+    lanes = 64 if wave64 else 32
+    text = "v_mov_b32 v1, 0\nv_mov_b32 v2, 7\nv_lshlrev_b32 v4, 2, v0\n" + _LDS_ROUND_TRIP[arch] + "\ns_endpgm"
+    mem = AddressSpace()
+    out = mem.map(0x10000, 4 * lanes)
+    out[:] = 0xFF
+    run_dispatch(mem, Dispatch(0x1000, code=assemble(text, arch), block=(lanes, 1, 1), wave64=wave64,
+                               user_sgprs=(0x10000, 0), lds_bytes=lds_bytes), arch=arch)
+    assert out.view(np.uint32).tolist() == [expect] * lanes
+
+
+def test_lds_b128_read_straddling_the_end_of_a_small_allocation_reads_zero():
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    mem = AddressSpace()
+    out = mem.map(0x10000, 16 * 32)
+    out[:] = 0xFF
+    text = ("v_mov_b32 v1, 0\nds_load_b128 v[2:5], v1\nv_lshlrev_b32 v6, 4, v0\n"
+            "global_store_b128 v6, v[2:5], s[0:1]\ns_endpgm")
+    run_dispatch(mem, Dispatch(0x1000, code=assemble(text, "gfx1100"), block=(32, 1, 1), user_sgprs=(0x10000, 0),
+                               lds_bytes=4))
+    assert not out.any()   # 16 bytes at 0 do not fit 4 bytes of LDS: the whole access reads 0

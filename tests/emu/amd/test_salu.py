@@ -184,3 +184,31 @@ def test_64bit_literals_zero_extend_for_bit_ops_and_sign_extend_for_signed_ops()
     assert sgpr64(g, 0) == 0xFFFFF830
     assert sgpr64(g, 2) == (-2000 >> 4) & M64
     assert g.scc.tolist() == [True]
+
+
+def _dispatch(code: bytes, code_address=0x1000, mem=None):
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.memory import AddressSpace
+    return run_dispatch(mem or AddressSpace(), Dispatch(code_address, code=code, block=(32, 1, 1)))
+
+
+def test_swappc_with_a_constant_source_jumps_to_that_address():
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    mem = AddressSpace()
+    out = mem.map(0x10000, 8)
+    # code at address 0: s_swappc_b64 s[2:3], 16 jumps over the s_trap to offset 16 and stores the return address
+    code = assemble("s_swappc_b64 s[2:3], 16\ns_trap 1\ns_nop 0\ns_nop 0\n"
+                    "v_mov_b32 v0, s2\nv_mov_b32 v1, s3\nv_mov_b32 v2, 0x10000\nv_mov_b32 v3, 0\n"
+                    "global_store_b64 v[2:3], v[0:1], off\ns_endpgm", "gfx1100")
+    _dispatch(code, code_address=0, mem=mem)
+    assert out.view(np.uint64).tolist() == [4]
+
+
+def test_swappc_with_a_constant_source_outside_the_code_faults_naming_the_address():
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.errors import MemoryFault
+    code = bytes.fromhex("bf49debe") + assemble("s_endpgm", "gfx1100")   # s_swappc_b64 s[94:95], 63
+    with pytest.raises(MemoryFault, match="instruction fetch from unmapped address") as e:
+        _dispatch(code)
+    assert e.value.address == 63 and e.value.pc == 0x1000 and e.value.wave == 0

@@ -98,6 +98,7 @@ def test_unknown_sdma_opcode_names_it_and_the_ring_offset():
     (event,) = r.events
     assert isinstance(event.error, PacketError) and "ATOMIC" in str(event.error)
     assert "ring offset 0x10" in str(event.error) and r.q.stopped and r.u32(4)[0] == 0
+    assert event.error.opcode == s.SDMA_OP_ATOMIC and event.error.ring_offset == 0x10
 
 
 def test_copy_from_unmapped_memory_is_a_memory_fault_with_address():

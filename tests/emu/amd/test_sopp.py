@@ -58,3 +58,27 @@ def test_unmodelled_message_is_illegal_and_named():
 def test_s_code_end_is_not_executable():
     with pytest.raises(IllegalInstruction, match="s_code_end"):
         run("s_code_end")
+
+
+@pytest.mark.parametrize("text", ["s_branch -3", "s_cmp_eq_u32 0, 0\ns_cbranch_scc1 -4"])
+def test_branch_before_the_first_instruction_faults_instead_of_ending(text):
+    # negative code offsets are END/BARRIER to the executor: such a jump used to end or park the wave
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    from gputwin.errors import MemoryFault
+    code = assemble(text + "\ns_endpgm", "gfx1100")
+    with pytest.raises(MemoryFault, match="instruction fetch from unmapped address") as e:
+        run_dispatch(AddressSpace(), Dispatch(0x1000, code=code, block=(32, 1, 1)))
+    assert e.value.address == 0x1000 - 8 and e.value.wave == 0   # both target 8 bytes before the code
+
+
+def test_branch_into_mapped_memory_before_the_dispatch_code_is_named():
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    mem = AddressSpace()
+    code = assemble("s_endpgm\ns_branch -2\ns_endpgm", "gfx1100")   # the branch at 0x1004 targets 0x1000
+    mem.map(0x1000, 0x1000)[:len(code)] = np.frombuffer(code, np.uint8)
+    with pytest.raises(IllegalInstruction, match=r"jump to 0x1000, before the dispatch's first instruction at 0x1004"):
+        run_dispatch(mem, Dispatch(0x1004, block=(32, 1, 1)))

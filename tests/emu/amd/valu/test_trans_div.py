@@ -246,3 +246,21 @@ def test_trig_preop_segments_of_two_over_pi():
     shift = 1083 - 1077                             # exponent of 2^60 is 1083: six more bits skipped
     window = (bits >> (288 - 53 - shift)) & ((1 << 53) - 1)
     assert got[5] == np.ldexp(float(window), -53 - shift)
+
+
+@pytest.mark.parametrize("vcc", [0, -1])
+def test_div_fmas_f64_with_every_operand_a_constant(vcc):
+    # all-constant operands reach the f64 fma as 0-d arrays; a tiny product takes its exact path
+    from fractions import Fraction
+
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    mem = AddressSpace()
+    out = mem.map(0x10000, 8 * 32)
+    code = assemble(f"s_mov_b32 vcc_lo, {vcc}\nv_div_fmas_f64 v[4:5], 40, 2.0, 0.5\nv_lshlrev_b32 v6, 3, v0\n"
+                    "global_store_b64 v6, v[4:5], s[0:1]\ns_endpgm", "gfx1100")
+    run_dispatch(mem, Dispatch(0x1000, code=code, block=(32, 1, 1), user_sgprs=(0x10000, 0)))
+    # the integer inline constant 40 is the f64 bit pattern 40: 40 * 2^-1074; VCC scales by 2^-128 (|S2| < 2)
+    exact = float(Fraction(40) * Fraction(2) ** -1074 * 2 + Fraction(1, 2)) * (2.0 ** -128 if vcc else 1.0)
+    assert out.view(np.uint64).tolist() == [int(np.float64(exact).view(np.uint64))] * 32
