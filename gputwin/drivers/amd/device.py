@@ -149,15 +149,23 @@ class AMDDevice(HCQDevice):
         t0 = time.monotonic()
         result = self.gpu.wait_events(self._events, max(1, int(timeout_s * 1000)))
         mem, hw = self._events[1].memory_exception_data, self._events[2].hw_exception_data
-        if hw.gpu_id or mem.gpu_id:
+        if self.gpu.gpu_id in (hw.gpu_id, mem.gpu_id):
             raise self._fault_error(mem, hw)
+        if hw.gpu_id or mem.gpu_id:   # another GPU of the process faulted: its own device reports it, and
+            self._rearm_fault_events()   # amdkfd evicts only the faulting GPU's queues
         if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and time.monotonic() - t0 < timeout_s / 2:
             time.sleep(0.001)   # a kernel that answers "timeout" at once (nothing can change): do not spin hot
+
+    def _rearm_fault_events(self) -> None:
+        for slot in self._events[1:]:
+            self.gpu.reset_event(slot.event_id)
+            ctypes.memset(ctypes.addressof(slot), 0, ctypes.sizeof(slot._u))   # the union leads the struct
+        self._fault.valid = 0
 
     def _fault_error(self, mem, hw) -> BaseException:
         """The exception for a memory-exception / hw-exception event: from the fault record when the kernel
         filled it in (gputwin's mock KFD), else from the standard event data (real KFD)."""
-        if self._fault.valid:
+        if self._fault.valid and self._fault.gpu_id == self.gpu.gpu_id:
             return self._record_error(self._fault)
         if hw.gpu_id or mem.ErrorType == kfd.KFD_MEM_ERR_GPU_HANG:   # a reset reports both
             if not hw.gpu_id or hw.reset_cause == kfd.KFD_HW_EXCEPTION_GPU_HANG:   # amdgpu's job timeout

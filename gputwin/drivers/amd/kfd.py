@@ -271,6 +271,9 @@ class KFDGpu:
     def destroy_event(self, event_id: int) -> None:
         self.kfd.ioctl(kfd.AMDKFD_IOC_DESTROY_EVENT, event_id=event_id)
 
+    def reset_event(self, event_id: int) -> None:
+        self.kfd.ioctl(kfd.AMDKFD_IOC_RESET_EVENT, event_id=event_id)
+
     def wait_events(self, events: ctypes.Array, timeout_ms: int) -> int:
         """WAIT_EVENTS on any of `events` (kfd_event_data array, filled in place); returns wait_result."""
         return self.kfd.ioctl(kfd.AMDKFD_IOC_WAIT_EVENTS, events_ptr=ctypes.addressof(events),

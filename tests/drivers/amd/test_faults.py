@@ -133,3 +133,29 @@ def test_lds_access_with_no_lds_allocated_reads_zero(dev, hsaco, store_first):
     out = np.empty(32, np.uint32)
     dev.copyout(out, y)
     assert out.tolist() == [0] * 32
+
+
+def test_a_fault_on_another_gpu_of_the_process_is_not_this_devices(hsaco):
+    d0, d1 = gputwin.open_device("MOCKAMD,MOCKAMD")
+    try:
+        _fault(d1, _load(d1, hsaco, "s_trap 2"))
+        d0._sleep(0.01)   # its memory and hw-exception events fired too (they are the process's), for gpu 1
+        y = d0.alloc(64)
+        d0.copyin(y, np.arange(16, dtype=np.float32))
+        out = np.empty(16, np.float32)
+        d0.copyout(out, y)
+        assert out.tolist() == list(range(16))
+    finally:
+        d0.close()
+        d1.close()
+
+
+def test_an_emulator_failure_is_a_gpu_fault_naming_it_not_a_hang(dev, hsaco, monkeypatch):
+    import gputwin.emu.amd.dispatch as dispatch
+
+    def broken(*args, **kw):
+        raise IndexError("index 7 is out of bounds")
+    monkeypatch.setattr(dispatch, "run_dispatch", broken)
+    e = _fault(dev, dev.load(hsaco["v5"], "saxpy"))
+    assert type(e) is gputwin.GpuFault and e.kind == "error"
+    assert "emulator error: IndexError: index 7 is out of bounds" in str(e)
