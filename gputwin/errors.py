@@ -6,7 +6,7 @@ command processor adds the queue; the driver adds the kernel's name and the PC o
 from __future__ import annotations
 
 # the facts a GpuFault may carry, in the order its message lists them (None = not known)
-_FACTS = ("address", "write", "pc", "kernel", "kernel_offset", "instruction", "wave", "trap_id", "opcode",
+_FACTS = ("address", "write", "pc", "kernel", "kernel_offset", "line", "instruction", "wave", "trap_id", "opcode",
           "ring_offset", "queue", "arch")
 _HEX = ("address", "pc", "kernel_offset", "opcode", "ring_offset")
 
@@ -22,10 +22,12 @@ class GpuFault(RuntimeError):
                  pc: int | None = None, wave: int | None = None, write: bool | None = None,
                  queue: str | None = None, arch: str | None = None, instruction: str | None = None,
                  trap_id: int | None = None, opcode: int | None = None, ring_offset: int | None = None,
-                 code_address: int | None = None, kernel: str | None = None, kernel_offset: int | None = None):
+                 code_address: int | None = None, kernel: str | None = None, kernel_offset: int | None = None,
+                 line: int | None = None):
         self.kind, self.address, self.pc, self.wave, self.write, self.queue = kind, address, pc, wave, write, queue
         self.arch, self.instruction, self.trap_id, self.code_address = arch, instruction, trap_id, code_address
         self.opcode, self.ring_offset, self.kernel, self.kernel_offset = opcode, ring_offset, kernel, kernel_offset
+        self.line = line   # source line (PTX), where the emulator runs source rather than machine code
         self.reason = message
         super().__init__(message)
 

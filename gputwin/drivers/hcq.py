@@ -200,6 +200,18 @@ class HCQDevice:
     def synchronize(self) -> None:
         self._wait_value(self.timeline_value - 1)
 
+    def _enqueue(self, build) -> int:
+        """Submit `build(wait, signal)`, the queue for the next timeline step; returns the value it signals.
+        A build that fails gives its value back: nothing was submitted, nothing will ever signal it."""
+        wait, sig = self._next_value()
+        try:
+            queue = build(wait, sig)
+        except BaseException:
+            self.timeline_value -= 1
+            raise
+        self._submit(queue)
+        return sig
+
     def _submit(self, queue: HWQueue) -> None:
         """Hand a built queue to the hardware. A failure here leaves a timeline value that will never be
         signalled, so the device is lost."""
@@ -252,10 +264,9 @@ class HCQDevice:
             n = min(self.staging_size, src.size - pos)
             stage, i = self._staging_half()
             stage.host_view()[:n] = src[pos:pos + n]
-            wait, sig = self._next_value()
-            self._submit(self._copy_queue().wait(self.timeline_signal, wait).copy(buf.va + offset + pos, stage.va, n)
-                         .signal(self.timeline_signal, sig))
-            self._staging_done[i] = sig
+            dst = buf.va + offset + pos
+            self._staging_done[i] = self._enqueue(lambda wait, sig: self._copy_queue().wait(
+                self.timeline_signal, wait).copy(dst, stage.va, n).signal(self.timeline_signal, sig))
 
     def copyout(self, out, buf: Buffer, offset: int = 0) -> None:
         """Copy len(out) bytes of `buf` from `offset` into the writable host buffer `out`."""
@@ -271,10 +282,9 @@ class HCQDevice:
         for pos in range(0, dst.size, self.staging_size):
             n = min(self.staging_size, dst.size - pos)
             stage, i = self._staging_half()
-            wait, sig = self._next_value()
-            self._submit(self._copy_queue().wait(self.timeline_signal, wait).copy(stage.va, buf.va + offset + pos, n)
-                         .signal(self.timeline_signal, sig))
-            self._staging_done[i] = sig
+            src = buf.va + offset + pos
+            sig = self._staging_done[i] = self._enqueue(lambda wait, sig: self._copy_queue().wait(
+                self.timeline_signal, wait).copy(stage.va, src, n).signal(self.timeline_signal, sig))
             self._wait_value(sig)
             dst[pos:pos + n] = stage.host_view()[:n]
 

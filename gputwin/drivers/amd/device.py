@@ -270,9 +270,8 @@ class AMDDevice(HCQDevice):
         if k.dispatch_ptr:
             packet = k.dispatch_packet(va, grid, block, dims, dynamic_lds)
             view[off + k.args_size:off + k.args_size + 64] = memoryview(packet)
-        wait, sig = self._next_value()
-        self._submit(self._compute_queue().wait(self.timeline_signal, wait).exec(program, va, grid, block, dynamic_lds)
-                     .signal(self.timeline_signal, sig))
+        self._enqueue(lambda wait, sig: self._compute_queue().wait(self.timeline_signal, wait)
+                      .exec(program, va, grid, block, dynamic_lds).signal(self.timeline_signal, sig))
 
     def _scratch_for(self, k: LoadedKernel) -> tuple[int, int]:
         """(COMPUTE_TMPRING_SIZE, scratch base) for a kernel using `k.scratch_per_lane` bytes per lane."""

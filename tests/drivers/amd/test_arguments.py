@@ -100,3 +100,19 @@ def test_gfx1201_grid_limits_are_checked_at_launch(hsaco):
         prg(grid=(1, 65536, 1), block=1, wait=True)   # the largest grid that fits runs
     finally:
         dev.close()
+
+
+def test_a_queue_that_fails_to_build_gives_its_timeline_value_back(dev, hsaco, monkeypatch):
+    from gputwin.drivers.amd.pm4 import AMDComputeQueue
+    prg = dev.load(hsaco["v5"], "saxpy")
+    y = dev.alloc(64)
+    before = dev.timeline_value
+
+    def broken(self, *args, **kw):
+        raise RuntimeError("packet builder failed")
+    with monkeypatch.context() as m:
+        m.setattr(AMDComputeQueue, "exec", broken)
+        with pytest.raises(RuntimeError, match="packet builder failed"):
+            prg(y, y, 1.0, 16, grid=1, block=32)
+    assert dev.timeline_value == before
+    _still_works(dev, hsaco)
