@@ -78,9 +78,9 @@ class OutOfMemory(MemoryError):
 class KernelNotFound(KeyError):
     """dev.load(image, name) with a name the code object does not define; lists the names it does."""
 
-    def __init__(self, name: str, available: list[str]):
-        self.name, self.available = name, sorted(available)
+    def __init__(self, name: str, available: list[str], where: str = "the code object"):
+        self.name, self.available, self.where = name, sorted(available), where
         super().__init__(name)
 
     def __str__(self) -> str:   # KeyError would print the repr of its argument
-        return f"no kernel {self.name!r} in the code object; it has {', '.join(self.available) or 'none'}"
+        return f"no kernel {self.name!r} in {self.where}; it has {', '.join(self.available) or 'none'}"

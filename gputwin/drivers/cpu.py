@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from gputwin.errors import GpuHang, MemoryFault
+from gputwin.errors import GpuHang, KernelNotFound, MemoryFault, OutOfMemory
 
 _JIT_LOCK = threading.Lock()
 _SCALAR_NP = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "float32": np.float32}
@@ -118,7 +118,11 @@ class CPUDevice:
     def alloc(self, nbytes: int) -> CPUBuffer:
         if not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
             raise ValueError(f"alloc needs a non-negative byte count, got {nbytes!r}")
-        buf = CPUBuffer(self, int(nbytes))
+        try:
+            buf = CPUBuffer(self, int(nbytes))
+        except (MemoryError, ValueError) as e:   # numpy: "Unable to allocate" / "array is too big"
+            raise OutOfMemory(f"CPU: cannot allocate {nbytes} bytes of host memory ({e})", size=int(nbytes),
+                              heap="host") from None
         self._buffers.append(buf)
         return buf
 
@@ -145,7 +149,7 @@ class CPUDevice:
         from gputwin.compiler.llvm import host_cpu
         img = unpack(image)
         if img.name != name:
-            raise ValueError(f"CPU image holds kernel {img.name!r}, not {name!r}")
+            raise KernelNotFound(name, [img.name], "the CPU image")
         if (img.cpu, img.features) != host_cpu():
             raise ValueError(f"CPU image was compiled for {img.cpu}, this host is {host_cpu()[0]}: recompile")
         return CPUProgram(self, img)

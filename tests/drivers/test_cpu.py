@@ -5,7 +5,7 @@ import pytest
 import gputwin
 from gputwin.compiler import compile_kernel, ir, load_kernel
 from gputwin.drivers.cpu import CPUDevice
-from gputwin.errors import MemoryFault
+from gputwin.errors import KernelNotFound, MemoryFault, OutOfMemory
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -97,7 +97,7 @@ def test_bad_arguments_are_refused_before_running(dev, axpy):
 def test_load_refuses_foreign_images_and_wrong_names(dev, axpy):
     with pytest.raises(ValueError, match="not a gputwin CPU image"):
         dev.load(compile_kernel(axpy, "gfx1100"), "axpy")
-    with pytest.raises(ValueError, match="not 'other'"):
+    with pytest.raises(KernelNotFound, match="no kernel 'other' in the CPU image; it has "):
         dev.load(compile_kernel(axpy, "cpu"), "other")
     with pytest.raises(ValueError, match="corrupt"):
         dev.load(b"GTCPUIMG" + (5).to_bytes(4, "little") + b"\xc1xxxx", "axpy")
@@ -129,3 +129,9 @@ def test_runaway_loop_is_a_gpu_hang_not_a_hung_host(dev, monkeypatch):
     got = np.zeros(1, np.int64)
     dev.copyout(got, b)
     assert got[0] == sum(range(1000))
+
+
+def test_an_allocation_larger_than_the_host_can_give_is_out_of_memory(dev):
+    with pytest.raises(OutOfMemory, match=f"cannot allocate {1 << 62} bytes of host memory") as e:
+        dev.alloc(1 << 62)
+    assert isinstance(e.value, MemoryError) and e.value.size == 1 << 62 and e.value.heap == "host"
