@@ -21,7 +21,7 @@ from gputwin.abi.code_object import CodeObject
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs
 from gputwin.emu.amd.dispatch import Counters, Dispatch, run_dispatch
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction
+from gputwin.errors import IllegalInstruction, KernelNotFound
 
 PAGE = 0x1000
 
@@ -56,7 +56,7 @@ class Kernel:
 
     def __init__(self, arena: Arena, co: CodeObject, base: int, name: str):
         if name not in co.kernels:
-            raise KeyError(f"code object has no kernel {name!r} (has {sorted(co.kernels)})")
+            raise KernelNotFound(name, list(co.kernels))
         self.arena, self.co, self.base, self.info = arena, co, base, co.kernels[name]
 
     def dispatch(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0) -> Dispatch:
