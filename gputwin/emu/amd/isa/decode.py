@@ -211,6 +211,7 @@ class Decoder:
 
     def decode(self, data, offset: int = 0) -> Inst:
         c = self._cache
+        where = offset   # for messages: the caller's offset, also when only a slice is decoded
         if type(data) is not bytes:
             data = bytes(data[offset:offset + 12])
             offset = 0
@@ -220,14 +221,14 @@ class Decoder:
             return hit
         key = data[offset:offset + 12]
         if len(key) < 4:
-            raise IllegalInstruction(f"{self.arch}: truncated instruction at offset {offset:#x}", pc=offset)
+            raise IllegalInstruction(f"{self.arch}: truncated instruction at offset {where:#x}", pc=where)
         try:
             inst = self._decode(key)
         except _Illegal as e:
-            raise IllegalInstruction(f"{self.arch}: {e} at offset {offset:#x} (bytes {key[:8].hex()})",
-                                     pc=offset) from None
+            raise IllegalInstruction(f"{self.arch}: {e} at offset {where:#x} (bytes {key[:8].hex()})",
+                                     pc=where) from None
         if inst.size > len(key):
-            raise IllegalInstruction(f"{self.arch}: truncated {inst.op} at offset {offset:#x}", pc=offset)
+            raise IllegalInstruction(f"{self.arch}: truncated {inst.op} at offset {where:#x}", pc=where)
         bucket = c[inst.size]
         if len(bucket) < 1 << 16:
             bucket[key[:inst.size]] = inst
