@@ -159,3 +159,19 @@ def test_an_emulator_failure_is_a_gpu_fault_naming_it_not_a_hang(dev, hsaco, mon
     e = _fault(dev, dev.load(hsaco["v5"], "saxpy"))
     assert type(e) is gputwin.GpuFault and e.kind == "error"
     assert "emulator error: IndexError: index 7 is out of bounds" in str(e)
+
+
+@pytest.mark.parametrize("arch,block", [("gfx1201", 32), ("gfx942", 64)])
+def test_memory_fault_names_kernel_and_arch_on_the_other_archs(arch, block):
+    from pathlib import Path
+    blob = (Path(__file__).resolve().parents[3] / "fixtures" / "drivers" / f"kernels_{arch}_v5.hsaco").read_bytes()
+    d = gputwin.open_device(f"MOCKAMD:{arch}")
+    try:
+        buf = d.alloc(4096)
+        d.load(blob, "fault")(buf, 1 << 36, grid=1, block=block)
+        with pytest.raises(gputwin.MemoryFault) as e:
+            d.synchronize()
+        assert (e.value.address, e.value.write, e.value.arch) == (buf.va + (1 << 36), True, arch)
+        assert e.value.kernel == "fault" and e.value.pc == e.value.code_address + e.value.kernel_offset
+    finally:
+        d.close()
