@@ -11,10 +11,10 @@ import ctypes
 import time
 
 from gputwin.abi import kfd_ioctl as kfd
-from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
-                                          gputwin_fault_record)
 from gputwin.abi.code_object import CodeObject, CodeObjectError
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout
+from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
+                                          gputwin_fault_record)
 from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu, round_up
 from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
 from gputwin.drivers.amd.pm4 import AMDComputeQueue
@@ -22,8 +22,7 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
 from gputwin.drivers.kernel import Kernel
-from gputwin.errors import (GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, OutOfMemory,
-                            PacketError)
+from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError
 
 RING_SIZE = 64 << 10
 MAX_WORKGROUP_SIZE = 1024   # work-items per workgroup on every supported arch (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE)
