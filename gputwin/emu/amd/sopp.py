@@ -6,6 +6,8 @@ from gputwin.emu.amd.control import BARRIER, END, Diverge, before_code
 from gputwin.emu.amd.hwreg import MSG_DEALLOC_VGPRS
 from gputwin.errors import GpuFault, IllegalInstruction
 
+TRAP_LLVM_DEBUGTRAP = 3   # AMDGPUUsage "Trap Handler ABI": s_trap 3 is a no-op unless a debugger is attached
+
 # Scheduling hints and cache controls: nothing to model for a functional emulator.
 NOPS = {"s_nop", "s_waitcnt", "s_delay_alu", "s_clause", "s_waitcnt_depctr", "s_set_inst_prefetch_distance",
          "s_sleep", "s_setprio", "s_icache_inv", "s_ttracedata", "s_ttracedata_imm", "s_wait_event",
@@ -61,6 +63,8 @@ def build(inst):
         if imm & 0xFF != MSG_DEALLOC_VGPRS:
             raise IllegalInstruction(f"s_sendmsg: message {imm & 0xFF} is not modelled")
         return lambda g: None
+    if op == "s_trap" and imm & 0xFF == TRAP_LLVM_DEBUGTRAP:
+        return lambda g: None   # no debugger attached: the runtime's trap handler returns at once
     if op == "s_trap":
         def trap(g):
             raise GpuFault(f"s_trap {imm & 0xFF}", kind="trap", trap_id=imm & 0xFF)

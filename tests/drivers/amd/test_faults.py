@@ -107,7 +107,7 @@ def test_unknown_sdma_packet_is_a_packet_error_naming_opcode_and_ring_offset(dev
 
 def test_a_fresh_device_works_after_each_kind_of_fault(hsaco):
     d = gputwin.open_device("MOCKAMD")
-    _fault(d, _load(d, hsaco, "s_trap 3"))
+    _fault(d, _load(d, hsaco, "s_trap 1"))
     d.close()
     d = gputwin.open_device("MOCKAMD")
     y = d.alloc(64)

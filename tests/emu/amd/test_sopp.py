@@ -82,3 +82,15 @@ def test_branch_into_mapped_memory_before_the_dispatch_code_is_named():
     mem.map(0x1000, 0x1000)[:len(code)] = np.frombuffer(code, np.uint8)
     with pytest.raises(IllegalInstruction, match=r"jump to 0x1000, before the dispatch's first instruction at 0x1004"):
         run_dispatch(mem, Dispatch(0x1004, block=(32, 1, 1)))
+
+
+@pytest.mark.parametrize("trap_id", [0, 1, 2, 4, 7, 0xFF])
+def test_every_trap_id_but_debugtrap_is_a_trap_fault_naming_it(trap_id):
+    with pytest.raises(GpuFault, match=rf"^s_trap {trap_id} \(") as e:
+        run(f"s_trap {trap_id}", n=1)
+    assert e.value.kind == "trap" and e.value.trap_id == trap_id
+
+
+def test_debugtrap_without_a_debugger_continues():
+    g = run("s_mov_b32 s0, 1\ns_trap 3\ns_mov_b32 s0, 2", n=2)   # llvm.debugtrap
+    assert g.s[0].tolist() == [2, 2]
