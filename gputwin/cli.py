@@ -92,7 +92,10 @@ def cmd_run(args) -> int:
     dev = None
     try:
         image = open(args.code_object, "rb").read()
-        info = CodeObject.parse(image).kernels[args.kernel]
+        co = CodeObject.parse(image)
+        if args.kernel not in co.kernels:
+            raise gputwin.KernelNotFound(args.kernel, list(co.kernels))
+        info = co.kernels[args.kernel]
         params = info.explicit_args
         dev = gputwin.open_device(args.dev)
         dev = dev[0] if isinstance(dev, tuple) else dev
@@ -126,7 +129,7 @@ def cmd_run(args) -> int:
                   + (" ..." if host.size > args.show else ""))
         print(f"{info.signature()} ran on {dev.name}: grid {dims(args.grid)}, block {dims(args.block)}")
         return 0
-    except (OSError, KeyError, ValueError, TypeError, CodeObjectError, devmod.TargetNotAvailable) as e:
+    except (OSError, KeyError, ValueError, TypeError, MemoryError, CodeObjectError, devmod.TargetNotAvailable) as e:
         print(f"gputwin run: {e}", file=sys.stderr)
         return 2
     except (gputwin.GpuFault, gputwin.GpuHang) as e:

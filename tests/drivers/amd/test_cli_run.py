@@ -28,3 +28,15 @@ def test_run_reports_argument_errors_with_the_signature(capsys):
 def test_run_reports_a_gpu_fault(capsys):
     rc = main(["run", V5, "fault", "--block", "32", "--arg", "buf:16", "--arg", "0x100000000"])
     assert rc == 1 and "memory fault" in capsys.readouterr().err
+
+
+def test_run_names_the_kernels_of_the_object_for_a_wrong_name(capsys):
+    rc = main(["run", V5, "saxpi"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no kernel 'saxpi' in the code object; it has empty, fault" in err and "saxpy" in err
+
+
+def test_run_reports_an_impossible_allocation(capsys):
+    rc = main(["run", V5, "saxpy", "--arg", f"buf:{1 << 50}", "--arg", "buf:16", "--arg", "1", "--arg", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("gputwin run: ") and "allocate" in err and err.count("\n") == 1
