@@ -1,0 +1,1 @@
+"""Tensor-core warp matrix instructions (mma.sync, ldmatrix): filled in by the mma family."""
