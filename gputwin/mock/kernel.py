@@ -87,7 +87,12 @@ class MockFile(File):
                                              f"{0 if arg is None else ctypes.sizeof(arg)}-byte argument")
             if direction & IOC_WRITE:
                 buf[:] = ctypes.string_at(ctypes.addressof(arg), size)
-        ret = self.device.ioctl(self.state, request, buf)
+        try:
+            ret = self.device.ioctl(self.state, request, buf)
+        except OSError as e:   # some drivers (nvidia.ko) copy the block back even when the ioctl fails
+            if getattr(e, "copy_out", False) and size and direction & IOC_READ:
+                ctypes.memmove(ctypes.addressof(arg), bytes(buf), size)
+            raise
         if size and direction & IOC_READ:
             ctypes.memmove(ctypes.addressof(arg), bytes(buf), size)
         return ret

@@ -196,8 +196,10 @@ def _check_version(rm: MockRM, f, p: r.nv_ioctl_rm_api_version_t, arg) -> None:
         return
     p.versionString = mine
     arg[:] = bytes(p)
-    raise fail(errno.EINVAL, f"NVRM: API mismatch: the client has the version {client.decode(errors='replace')!r}, "
-                             f"but this kernel module has the version {rm.version!r}")
+    e = fail(errno.EINVAL, f"NVRM: API mismatch: the client has the version {client.decode(errors='replace')!r}, "
+                           f"but this kernel module has the version {rm.version!r}")
+    e.copy_out = True          # nvidia_ioctl copies the block back unless the failure is EFAULT
+    raise e
 
 
 def _register_fd(rm: MockRM, f: OpenFile, p: r.nv_ioctl_register_fd_t, arg) -> None:
