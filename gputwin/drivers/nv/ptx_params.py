@@ -48,10 +48,10 @@ class PtxParam:
             return np.array(value, {"f16": np.float16, "f32": np.float32, "f64": np.float64}[t]).tobytes()
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{self.name}: wants an integer (or a buffer for a 64-bit pointer) for .{t}")
+        # PTX types carry width, not C signedness (nvcc declares a `signed char` parameter .u8), so .u/.b
+        # parameters take any integer of that width; .s parameters only signed values
         bits = 8 * self.size
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t[0] == "s" else (0, (1 << bits) - 1)
-        if t[0] == "b":
-            lo = -(1 << (bits - 1))
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1 if t[0] == "s" else (1 << bits) - 1
         if not lo <= int(value) <= hi:
             raise TypeError(f"{self.name}: {value} does not fit .{t}")
         return (int(value) & ((1 << bits) - 1)).to_bytes(self.size, "little")
