@@ -111,7 +111,7 @@ class ComputeEngine:
         raw = region.data[va - region.base: va - region.base + MAX_PROGRAM_BYTES].tobytes()
         name, sep, rest = raw.partition(b"\0")
         text, sep2, _ = rest.partition(b"\0")
-        if not sep or not sep2:
+        if not sep or not sep2 or not name or not text.strip():
             raise MethodError(f"program at {va:#x} is not an emulated-SM program (entry name, NUL, PTX text, NUL)",
                               queue=self.ch.name, address=va)
         return name.decode("ascii", "replace"), text.decode("utf-8", "replace")
