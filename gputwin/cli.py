@@ -45,10 +45,12 @@ def cmd_info(args) -> int:
         return 2
     print(f"gputwin {gputwin.__version__}; selected: {', '.join(t.spec for t in targets)}")
     rows = [(f"MOCKAMD:{a}", a, "mock KFD + emulated GPU (gputwin.mock.kfd, gputwin.emu.amd)") for a in devmod.AMD_ARCHS]
+    rows += [(f"MOCKNV:{a}", a, "mock nvidia.ko + emulated GPU + PTX (gputwin.mock.nvidia, gputwin.emu.nv)")
+             for a in devmod.NV_MOCK_ARCHS]
     rows.append(("CPU", "host", "llvmlite JIT on this CPU"))
     rows += [(f"AMD:{i}", arch, how) for i, (arch, how) in enumerate(_real_amd_gpus())]
     if os.path.exists("/dev/nvidiactl"):
-        rows.append(("NV", "?", "/dev/nvidiactl (driver not built yet)"))
+        rows.append(("NV", "?", "/dev/nvidiactl (RM 580.105.08 driver; PTX loading needs ptxas, not built yet)"))
     rows += [("USBAMD", "?", f"ASM2464 bridge at {where} (driver not built yet)") for where in _real_usb_bridges()]
     width = max(len(r[0]) for r in rows)
     for name, arch, how in rows:

@@ -7,7 +7,8 @@ driver on a mock kernel over emulated hardware; the others need the real device 
 Mock machines: every `open_device` call builds a fresh one holding the GPUs its spec names. A bare
 `MOCKAMD` or `MOCKAMD:gfxNNNN` adds a GPU to the machine and opens it; `MOCKAMD:N` opens GPU N, adding
 default (gfx1100) GPUs until there are N+1. So `MOCKAMD:gfx1100,MOCKAMD:gfx942` is one machine with two
-GPUs, and `MOCKAMD:1` a machine of two gfx1100s of which the second is opened.
+GPUs, and `MOCKAMD:1` a machine of two gfx1100s of which the second is opened. MOCKNV targets build one
+mock nvidia.ko machine by the same rules (default sm_90; sm_90 and sm_80 are modelled).
 """
 from __future__ import annotations
 
@@ -87,17 +88,17 @@ def parse_spec(spec: str | None = None) -> list[Target]:
 
 
 # --- opening ---------------------------------------------------------------------------------------
-def _mock_amd_layout(targets: list[Target]) -> tuple[list[str], list[int]]:
-    """The GPU archs of one mock machine and, per MOCKAMD target, the index it opens."""
+def _mock_amd_layout(targets: list[Target], default: str = DEFAULT_AMD_ARCH) -> tuple[list[str], list[int]]:
+    """The GPU archs of one mock machine and, per MOCK target of one kind, the index it opens."""
     archs: list[str] = []
     picks: list[int] = []
     for t in targets:
         if t.index is not None:
             while len(archs) <= t.index:
-                archs.append(DEFAULT_AMD_ARCH)
+                archs.append(default)
             picks.append(t.index)
         else:
-            archs.append(t.arch or DEFAULT_AMD_ARCH)
+            archs.append(t.arch or default)
             picks.append(len(archs) - 1)
     return archs, picks
 
@@ -128,16 +129,7 @@ def _open_mock_nv(targets: list[Target]) -> list:
     for t in targets:
         if t.arch is not None and t.arch not in NV_MOCK_ARCHS:
             raise TargetNotAvailable(f"{t.spec}: the mock NVIDIA GPU models {', '.join(NV_MOCK_ARCHS)}, not {t.arch}")
-    archs: list[str] = []
-    picks: list[int] = []
-    for t in targets:     # the same layout rules as MOCKAMD
-        if t.index is not None:
-            while len(archs) <= t.index:
-                archs.append(DEFAULT_NV_ARCH)
-            picks.append(t.index)
-        else:
-            archs.append(t.arch or DEFAULT_NV_ARCH)
-            picks.append(len(archs) - 1)
+    archs, picks = _mock_amd_layout(targets, DEFAULT_NV_ARCH)     # the same layout rules as MOCKAMD
     kernel = MockKernel()
     rm = install(kernel, archs)
     devices = [NVDevice(kernel, index, ptx_native=True) for index in picks]   # the emulated SM runs PTX
