@@ -19,7 +19,7 @@ from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.abi import nv_rm as r
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
-from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
+from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
 from gputwin.drivers.nv import ptx_params
 from gputwin.drivers.nv.channel import GPFIFO_ENTRIES, PUSHBUF_BYTES, Channel
 from gputwin.drivers.nv.queues import NVComputeQueue, NVCopyQueue, inc
@@ -115,7 +115,7 @@ class NVDevice(HCQDevice):
         """mmap RM memory through a fresh /dev/nvidiaN file (one mmap context per file)."""
         f = self._open_dev()
         self.rm.map_memory(f, device, memory, size)
-        mapping = f.mmap(0, size, PROT_READ | PROT_WRITE, 0x01)     # MAP_SHARED
+        mapping = f.mmap(0, size, PROT_READ | PROT_WRITE, MAP_SHARED)
         self._maps.append(mapping)
         return mapping
 

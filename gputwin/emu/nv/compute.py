@@ -12,6 +12,8 @@ program address (docs/mock-nv.md); gputwin.emu.nv.ptx runs it.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.emu.nv.channel import MethodError
@@ -108,13 +110,17 @@ class ComputeEngine:
         region = self.gpu.mem.find(va)
         if region is None:
             self.gpu.mem.view(va, 1)          # raises the MemoryFault
-        raw = region.data[va - region.base: va - region.base + MAX_PROGRAM_BYTES].tobytes()
-        name, sep, rest = raw.partition(b"\0")
-        text, sep2, _ = rest.partition(b"\0")
-        if not sep or not sep2 or not name or not text.strip():
+        data = region.data[va - region.base: va - region.base + MAX_PROGRAM_BYTES]
+        nuls, pos = [], 0
+        while len(nuls) < 2 and pos < data.size:      # scan in chunks: programs are small, regions large
+            chunk = data[pos:pos + 0x10000]
+            nuls += (np.flatnonzero(chunk == 0)[:2 - len(nuls)] + pos).tolist()
+            pos += chunk.size
+        if len(nuls) < 2 or nuls[0] == 0 or nuls[1] == nuls[0] + 1:
             raise MethodError(f"program at {va:#x} is not an emulated-SM program (entry name, NUL, PTX text, NUL)",
                               queue=self.ch.name, address=va)
-        return name.decode("ascii", "replace"), text.decode("utf-8", "replace")
+        return (data[:nuls[0]].tobytes().decode("ascii", "replace"),
+                data[nuls[0] + 1:nuls[1]].tobytes().decode("utf-8", "replace"))
 
     def _execute(self, qmd: q.QMD, qmd_va: int, grid, block, shared: int, addr) -> None:
         from gputwin.emu.nv.ptx import load_module, run_kernel
