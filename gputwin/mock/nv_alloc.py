@@ -17,8 +17,8 @@ USERMODE = (c.TURING_USERMODE_A, c.AMPERE_USERMODE_A, c.HOPPER_USERMODE_A)
 
 
 class ChannelState:
-    def __init__(self, emu_channel, error_notifier: RmObject | None, group: RmObject):
-        self.emu, self.error_notifier, self.group = emu_channel, error_notifier, group
+    def __init__(self, emu_channel, error_notifier: RmObject | None, group: RmObject, userd: RmObject):
+        self.emu, self.error_notifier, self.group, self.userd = emu_channel, error_notifier, group, userd
         self.fault: tuple[int, int, str] | None = None        # (address, fault type, text) of an MMU fault
 
 
@@ -127,7 +127,7 @@ def _channel(rm, cl, obj, a: c.NV_CHANNEL_ALLOC_PARAMS, what):
     ch = emu.create_channel(a.gpFifoOffset, a.gpFifoEntries, userd.data.view(a.userdOffset[0], USERD_SIZE),
                             name=f"{emu.name} channel {obj.handle:#x}")
     ch.enabled = obj.parent.data["scheduled"]
-    obj.data = ChannelState(ch, err, obj.parent)
+    obj.data = ChannelState(ch, err, obj.parent, userd)
     rm.channels[ch] = obj
 
 
@@ -215,8 +215,21 @@ def alloc_os_descriptor(rm, f, p: r.NVOS02_PARAMETERS) -> None:
 
 
 def release(rm, obj: RmObject) -> None:
-    """What freeing one object undoes (children are freed first)."""
+    """What freeing one object undoes (children are freed first). RM keeps memory a channel uses alive by
+    reference; the mock instead takes a channel whose USERD is freed off the GPU and forgets a freed error
+    notifier, so no emulated access ever touches released pages."""
     if isinstance(obj.data, Memory):
+        for ch_obj in list(rm.channels.values()):
+            state = ch_obj.data
+            if state.userd is obj:
+                state.emu.stopped = True
+                rm.channels.pop(state.emu, None)
+                ch_obj.gpu.emu.destroy_channel(state.emu)
+            if state.error_notifier is obj:
+                state.error_notifier = None
+        for group in (o for cl in rm.clients.values() for o in cl.objects.values()
+                      if o.class_id == c.KEPLER_CHANNEL_GROUP_A and o.data and o.data.get("error") is obj):
+            group.data["error"] = None
         obj.data.release()
     elif isinstance(obj.data, ChannelState):
         rm.channels.pop(obj.data.emu, None)

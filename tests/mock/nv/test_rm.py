@@ -165,3 +165,66 @@ def test_fuzz_rm_sequences_answer_with_status_codes_never_crash(allocs, controls
                                 params=ctypes.addressof(buf), paramsSize=len(blob))
         ctl.ioctl(r.nv_ioctl(r.NV_ESC_RM_CONTROL, p), p)
         assert p.status in known
+
+
+_ESCAPE_STRUCTS = [(r.NV_ESC_RM_ALLOC, r.NVOS21_PARAMETERS, 16), (r.NV_ESC_RM_CONTROL, r.NVOS54_PARAMETERS, 16),
+                   (r.NV_ESC_RM_FREE, r.NVOS00_PARAMETERS, None), (r.NV_ESC_RM_MAP_MEMORY, r.nv_ioctl_nvos33_parameters_with_fd, None),
+                   (r.NV_ESC_RM_ALLOC_MEMORY, r.nv_ioctl_nvos02_parameters_with_fd, None),
+                   (r.NV_ESC_CHECK_VERSION_STR, r.nv_ioctl_rm_api_version_t, None),
+                   (r.NV_ESC_REGISTER_FD, r.nv_ioctl_register_fd_t, None)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_ESCAPE_STRUCTS), st.booleans(), st.binary(min_size=72, max_size=72), st.binary(max_size=400))
+def test_fuzz_malformed_escape_blocks_fail_with_errno_or_status(entry, on_gpu_file, raw, scratch_bytes):
+    """Random parameter blocks (user pointers aimed at a scratch buffer or nowhere): the mock answers with
+    EINVAL/EFAULT or an NV_STATUS, never another exception, and the process survives."""
+    kernel = MockKernel()
+    install(kernel, ["sm_90"])
+    f = kernel.open("/dev/nvidia0" if on_gpu_file else "/dev/nvidiactl")
+    escape, struct, ptr_off = entry
+    block = bytearray(raw[:ctypes.sizeof(struct)])
+    scratch = ctypes.create_string_buffer(scratch_bytes.ljust(400, b"\0"))
+    if ptr_off is not None:
+        block[ptr_off:ptr_off + 8] = (ctypes.addressof(scratch) if raw[0] & 1 else raw[0]).to_bytes(8, "little")
+    if escape == r.NV_ESC_RM_ALLOC_MEMORY:
+        block[24:32] = (0).to_bytes(8, "little")     # pMemory: never let RM wrap random host pages
+    p = struct.from_buffer_copy(bytes(block))
+    try:
+        f.ioctl(r.nv_ioctl(escape, p), p)
+    except OSError as e:
+        assert e.errno in (errno.EINVAL, errno.EFAULT)
+        return
+    status = getattr(p, "status", None)
+    if status is None and hasattr(p, "params"):
+        status = p.params.status
+    assert status is None or status in set(r.NV_STATUS_CODES.values())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(u.IOCTLS)), st.binary(max_size=64)), min_size=1, max_size=6))
+def test_fuzz_uvm_sequences_of_malformed_blocks(calls):
+    kernel = MockKernel()
+    rm = install(kernel, ["sm_90"])
+    uvm = kernel.open("/dev/nvidia-uvm")
+    known = set(r.NV_STATUS_CODES.values())
+    for request, raw in calls:
+        struct = u.IOCTLS[request][1]
+        p = struct.from_buffer_copy(raw.ljust(ctypes.sizeof(struct), b"\0")[:ctypes.sizeof(struct)])
+        uvm.ioctl(request, p)
+        assert p.rmStatus in known
+    uvm.close()
+    assert not rm.gpus[0].emu.mem.regions()
+
+
+def test_freeing_memory_a_channel_uses_takes_the_channel_off_the_gpu():
+    """No emulated access may touch released pages: freeing USERD memory removes the channel."""
+    import gputwin
+    from gputwin import device as devmod
+    dev = gputwin.open_device("MOCKNV")
+    gpu = devmod.emulated_gpu(dev)
+    ring_memory = dev.compute_channel.ring.meta[0]
+    dev.rm.free(ring_memory)
+    assert [ch.token for ch in gpu.channels.values()] == [dev.copy_channel.token]
+    dev._lost = RuntimeError("test tore the compute channel down")
+    dev.close()
