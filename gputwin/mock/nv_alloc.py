@@ -64,9 +64,8 @@ def alloc(rm, p: r.NVOS21_PARAMETERS) -> None:
 def _device(rm, cl, obj, a: c.NV0080_ALLOC_PARAMETERS, what):
     if a.deviceId >= len(rm.gpus):
         raise RmStatus(r.NV_ERR_INVALID_ARGUMENT, f"{what}: deviceId {a.deviceId}, the machine has {len(rm.gpus)} GPUs")
-    if any(o.class_id == c.NV01_DEVICE_0 and o.gpu is rm.gpus[a.deviceId] for o in cl.root.children):
-        raise RmStatus(r.NV_ERR_STATE_IN_USE,
-                       f"{what}: device {a.deviceId} is already allocated in this client")
+    # a second device object of the same instance in one client is allowed on bare metal (device.c refuses
+    # it only for virtual GPUs)
     obj.gpu = rm.gpus[a.deviceId]
 
 

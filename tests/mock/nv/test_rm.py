@@ -82,6 +82,7 @@ def test_object_tree_and_rm_status_codes(rig):
     _, rm, ctl = rig
     client, dev, sub = tree(ctl)
     assert alloc(ctl, client, client, c.NV01_DEVICE_0, c.NV0080_ALLOC_PARAMETERS(deviceId=5)).status == r.NV_ERR_INVALID_ARGUMENT
+    assert alloc(ctl, client, client, c.NV01_DEVICE_0, c.NV0080_ALLOC_PARAMETERS(deviceId=0)).status == r.NV_OK
     assert alloc(ctl, client, sub, c.FERMI_VASPACE_A, c.NV_VASPACE_ALLOCATION_PARAMETERS()).status == r.NV_ERR_INVALID_OBJECT_PARENT
     assert alloc(ctl, client, dev, 0xB197, None).status == r.NV_ERR_INVALID_CLASS
     assert alloc(ctl, 0xDEAD, dev, c.FERMI_VASPACE_A, c.NV_VASPACE_ALLOCATION_PARAMETERS()).status == r.NV_ERR_INVALID_CLIENT
