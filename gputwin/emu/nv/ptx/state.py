@@ -134,7 +134,8 @@ class Batch:
         if isinstance(op, tuple) and op[0] == "not":
             arr, _ = self.reg(ins, op[1].name)
             return lambda: ~arr
-        if isinstance(op, Sym) or (isinstance(op, Reg) and not op.name.startswith("%")):
+        if isinstance(op, Sym) or (isinstance(op, Reg) and (ins.fn, op.name) not in self.plan.regs
+                                   and op.name not in self.special and not op.name.startswith("%clock")):
             v = self.symbol_value(ins, op.name, getattr(op, "offset", 0), t)
             return lambda: v
         if not isinstance(op, Reg):
@@ -324,7 +325,7 @@ class Batch:
         base = op.base
         if base is None:
             return np.full(len(idx), op.offset, np.uint64)
-        if isinstance(base, Reg) and base.name.startswith("%"):
+        if isinstance(base, Reg) and (ins.fn, base.name) in self.plan.regs:
             arr, rt = self.reg(ins, base.name)
             a = arr[idx].astype(np.uint64)
             return a + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF) if op.offset else a

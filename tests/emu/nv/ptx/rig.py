@@ -45,7 +45,7 @@ _FMT = {"f32": (np.float32, np.uint32), "f64": (np.float64, np.uint64), "f16": (
 def _neighbours(x, ftype):
     with np.errstate(over="ignore"):
         x = ftype(x)
-    return [np.nextafter(x, ftype(-np.inf)), x, np.nextafter(x, ftype(np.inf))]
+        return [np.nextafter(x, ftype(-np.inf)), x, np.nextafter(x, ftype(np.inf))]
 
 
 def round_exact(q: Fraction, fmt: str = "f32", mode: str = "rn", zero=None):
@@ -116,3 +116,30 @@ def sqrt_exact(a, fmt="f32"):
 def bits(x):
     x = np.asarray(x)
     return x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
+
+
+def round_bf16(q: Fraction, zero=0.0) -> int:
+    """bf16 bits of the exact rational q rounded to nearest even (8-bit significand, f32 exponent range)."""
+    if q == 0:
+        return int(np.array(zero, np.float32).view(np.uint32)) >> 16
+    sign = 0x8000 if q < 0 else 0
+    a = abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    e = max(e, -126)
+    quantum = Fraction(2) ** (e - 7)
+    n, rem = divmod(a, quantum)
+    n = int(n)
+    if rem * 2 > quantum or (rem * 2 == quantum and n % 2 == 1):
+        n += 1
+    v = n * quantum
+    if v >= Fraction(2) ** 128:
+        return sign | 0x7F80
+    return sign | (int(np.array(float(v), np.float32).view(np.uint32)) >> 16)
+
+
+def bf16_value(b) -> Fraction:
+    return fr(np.array(int(b) << 16, np.uint32).view(np.float32))

@@ -39,7 +39,7 @@ def _items(op_):
 
 def _param_slot(b, ins, addr: Addr):
     """(kind, data, offset): kernel params ("kernel", bytes, off) or a per-thread slot ("slot", arr, off)."""
-    if addr.base is None or addr.base.name.startswith("%"):
+    if addr.base is None or (ins.fn, addr.base.name) in b.plan.regs:
         raise unmodelled(ins, "register-addressed .param access")
     name = addr.base.name
     plan = b.plan
