@@ -97,9 +97,12 @@ def ld(ins, b):
             bits = b.load(ins, sp, a + np.uint64(i * n), idx, n)
             if o_ is None:
                 continue
+            if m is None:
+                o_(bits.view(dtp), None)
+                continue
             full = np.zeros(b.T, U)
             full[idx] = bits
-            o_(full.view(dtp), m if m is not None else None)
+            o_(full.view(dtp), m)
     return run
 
 
