@@ -113,7 +113,8 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+) | (?P<nl>\n)
   | (?P<num>0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?|[0-9]+U?)
-  | (?P<word>[%$.A-Za-z_][\w$.%]*)
+  | (?P<word>[%$.A-Za-z_](?:[\w$.%]|::)*)
+  | (?P<str>"[^"\n]*")
   | (?P<punct>[{}()\[\];,:@!+\-|<>=*])
 """, re.X)
 
@@ -339,7 +340,10 @@ def _parse_body(s: _Stream, fn: Function, depth: int):
         if kind == "eof":
             raise PtxError(f"function {fn.name} is not closed", line=line, token="")
         if tok == "{":
-            s.next(); _parse_body(s, fn, depth + 1)
+            s.next()
+            start = len(fn.body)
+            _parse_body(s, fn, depth + 1)
+            _scope(fn, start)
         elif tok[1:] in _SPACES and tok.startswith("."):
             decl = _parse_decl(s)
             more = [decl]
@@ -354,6 +358,43 @@ def _parse_body(s: _Stream, fn: Function, depth: int):
             fn.body.append(Label(tok, line))
         else:
             fn.body.append(_parse_instr(s))
+
+
+_SCOPES = [0]
+
+
+def _scope(fn: Function, start: int):
+    """Give the .reg/.param names declared in a { } block (inline asm, call sequences) names unique
+    to the block, and rename their uses inside it, so blocks may reuse a name with another type."""
+    items = fn.body[start:]
+    local = {}
+    for it in items:
+        if isinstance(it, VarDecl) and it.space in ("reg", "param") and it.range_count is None \
+                and not getattr(it, "scoped", False):
+            _SCOPES[0] += 1
+            new = f"{it.name}#{_SCOPES[0]}"
+            local[it.name] = new
+            it.name, it.scoped = new, True
+    if not local:
+        return
+
+    def ren(a):
+        if isinstance(a, Reg):
+            return Reg(local.get(a.name, a.name))
+        if isinstance(a, Addr):
+            return Addr(ren(a.base) if a.base is not None else None, a.offset)
+        if isinstance(a, Vec):
+            return Vec(tuple(ren(x) for x in a.items))
+        if isinstance(a, Pair):
+            return Pair(tuple(ren(x) for x in a.items))
+        if isinstance(a, tuple) and a and a[0] == "not":
+            return ("not", ren(a[1]))
+        return a
+    for it in items:
+        if isinstance(it, Instr):
+            it.args = [ren(a) for a in it.args]
+            if it.pred in local:
+                it.pred = local[it.pred]
 
 
 def _parse_instr(s: _Stream) -> Instr:

@@ -115,6 +115,8 @@ class Batch:
         self.local = np.zeros(T_ * plan.local_size, np.uint8)
         self.local_base = np.arange(T_, dtype=np.int64) * plan.local_size
         self.pslots = [np.zeros((T_, n), np.uint8) for n in plan.pslot_sizes]
+        self._views = {}
+        self.all_idx = np.arange(T_)
         self.cc = np.zeros(T_, np.uint64)           # carry flag of add.cc / addc
         self.steps = 0                               # the deterministic %clock
         self.mod_functions = launch.mod.functions
@@ -134,7 +136,8 @@ class Batch:
         if isinstance(op, tuple) and op[0] == "not":
             arr, _ = self.reg(ins, op[1].name)
             return lambda: ~arr
-        if isinstance(op, Sym) or (isinstance(op, Reg) and not op.name.startswith("%")):
+        if isinstance(op, Sym) or (isinstance(op, Reg) and (ins.fn, op.name) not in self.plan.regs
+                                   and op.name not in self.special and not op.name.startswith("%clock")):
             v = self.symbol_value(ins, op.name, getattr(op, "offset", 0), t)
             return lambda: v
         if not isinstance(op, Reg):
@@ -234,9 +237,8 @@ class Batch:
             return lambda: ~arr
         return lambda: arr
 
-    @staticmethod
-    def active(m, T_):
-        return np.arange(T_) if m is None else np.flatnonzero(m)
+    def active(self, m, T_=None):
+        return self.all_idx if m is None else np.flatnonzero(m)
 
     # --- memory ------------------------------------------------------------------------------------------
     def fault(self, ins, what, address, write):
@@ -288,6 +290,10 @@ class Batch:
         if isinstance(kind, np.ndarray):
             return kind.view(udt)[where]
         if kind == "global":
+            fast = self._global_view(where, nbytes, False)
+            if fast is not None:
+                view, el = fast
+                return view[el]
             try:
                 return self.mem.load(where, nbytes).view(udt).reshape(-1)
             except MemoryFault as e:
@@ -308,6 +314,11 @@ class Batch:
             kind.view(bits.dtype)[where] = bits
             return
         if kind == "global":
+            fast = self._global_view(where, nbytes, True)
+            if fast is not None:
+                view, el = fast
+                view[el] = bits
+                return
             try:
                 self.mem.store(where, bits.view(np.uint8).reshape(-1, nbytes))
             except MemoryFault as e:
@@ -319,14 +330,33 @@ class Batch:
                 if sel.any():
                     self.store(ins, sp if win == 0 else "generic", where[sel], idx[sel], bits[sel])
 
+    def _global_view(self, addrs, nbytes, write):
+        """Fast path: every lane inside one mapping whose base is aligned -> (typed view, element
+        indices); None otherwise (the AddressSpace's own per-lane path then checks and faults)."""
+        if addrs.size == 0:
+            return None
+        lo, hi = int(addrs.min()), int(addrs.max())
+        r = self.mem.find(lo)
+        if r is None or hi + nbytes > r.end or r.base % nbytes or (write and not r.writable):
+            return None
+        key = (id(r.data), nbytes)
+        view = self._views.get(key)
+        if view is None or view[0] is not r.data:
+            view = (r.data, r.data[: r.data.size // nbytes * nbytes].view(T.UINT[nbytes]))
+            self._views[key] = view
+        el = (addrs - np.uint64(r.base)).view(np.int64)
+        if nbytes > 1:
+            el >>= nbytes.bit_length() - 1
+        return view[1], el
+
     def address(self, ins, op: Addr, idx):
         """The per-lane address of a memory operand, as uint64, for the active lanes idx."""
         base = op.base
         if base is None:
             return np.full(len(idx), op.offset, np.uint64)
-        if isinstance(base, Reg) and base.name.startswith("%"):
+        if isinstance(base, Reg) and (ins.fn, base.name) in self.plan.regs:
             arr, rt = self.reg(ins, base.name)
-            a = arr[idx].astype(np.uint64)
+            a = (arr if idx is self.all_idx else arr[idx]).astype(np.uint64, copy=False)
             return a + np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF) if op.offset else a
         v = int(self.symbol_value(ins, base.name, op.offset, "u64"))
         return np.full(len(idx), v, np.uint64)

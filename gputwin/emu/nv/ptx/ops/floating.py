@@ -237,8 +237,16 @@ def _fast_f32(kind, d, srcs, ftz):
             a, bb, c = F.ftz(a), F.ftz(bb), F.ftz(c)
         p = np.multiply(a, bb, dtype=np.float64)      # exact
         c64 = np.asarray(c, np.float64)
-        s, err = F.two_sum(p, c64)
-        r = F.round_odd(s, err).astype(np.float32)
+        s = p + c64
+        # s rounds to the right f32 unless it sits exactly on an f32 midpoint (or in the f32 subnormal
+        # range) while being inexact: only those lanes need the exact (TwoSum + round-to-odd) path
+        sb = np.asarray(s).view(np.uint64) if np.ndim(s) else np.asarray(s).reshape(1).view(np.uint64)
+        hard = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
+            ((sb & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
+        if hard.any():
+            s, err = F.two_sum(p, c64)
+            s = F.round_odd(s, err)
+        r = np.asarray(s).astype(np.float32)
         if ftz:
             r = F.ftz(r)
         d(F.canon(r, "f32"), m)

@@ -403,7 +403,7 @@ def bfe(ins, b):
             sbit = ((a >> sbit_pos.astype(U)) & U(1)).astype(bool) & (ln != 0)
         else:
             sbit = np.zeros(np.shape(ln), bool)
-        keep = np.minimum(ln, n)
+        keep = np.minimum(ln, np.maximum(np.int64(n) - pos.astype(np.int64), 0).astype(np.uint32))
         lowmask = np.where(keep >= n, U(~U(0)), (U(1) << np.minimum(keep, n - 1).astype(U)) - U(1)).astype(U)
         r = (shifted & lowmask) | np.where(sbit, ~lowmask, U(0)).astype(U)
         r = np.where(ln == 0, U(0), r).astype(U)

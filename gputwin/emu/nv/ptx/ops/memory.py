@@ -39,7 +39,7 @@ def _items(op_):
 
 def _param_slot(b, ins, addr: Addr):
     """(kind, data, offset): kernel params ("kernel", bytes, off) or a per-thread slot ("slot", arr, off)."""
-    if addr.base is None or addr.base.name.startswith("%"):
+    if addr.base is None or (ins.fn, addr.base.name) in b.plan.regs:
         raise unmodelled(ins, "register-addressed .param access")
     name = addr.base.name
     plan = b.plan
@@ -97,9 +97,12 @@ def ld(ins, b):
             bits = b.load(ins, sp, a + np.uint64(i * n), idx, n)
             if o_ is None:
                 continue
+            if m is None:
+                o_(bits.view(dtp), None)
+                continue
             full = np.zeros(b.T, U)
             full[idx] = bits
-            o_(full.view(dtp), m if m is not None else None)
+            o_(full.view(dtp), m)
     return run
 
 
