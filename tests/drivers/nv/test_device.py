@@ -186,3 +186,15 @@ def test_real_gpu_load_needs_a_ptx_compiler(ptx):
     with pytest.raises(NotImplementedError, match="PTX-to-SASS compiler"):
         dev.load(ptx["sm_90"], "empty")
     dev.close()
+
+
+def test_trap_is_a_gpu_fault_reported_through_the_error_notifier(ptx):
+    from gputwin.errors import GpuFault
+    dev = gputwin.open_device("MOCKNV")
+    out = dev.alloc(64)
+    dev.load(ptx["sm_90"], "trapper")(out, grid=1, block=8)
+    with pytest.raises(GpuFault, match="robust-channel code 13") as e:
+        dev.synchronize()
+    assert e.value.kind == "rc13" and not isinstance(e.value, MemoryFault)
+    with pytest.raises(DeviceLost, match="robust-channel code 13"):
+        dev.copyin(out, b"1234")
