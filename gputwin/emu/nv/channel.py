@@ -41,6 +41,7 @@ class Channel:
         self._seg: tuple[int, int] | None = None  # (next dword address, dwords left) of the current segment
         self._mthd: tuple[int, int, int, int] | None = None   # (sec_op, subchannel, method, count left)
         self._first_method = 0                    # the header's method, for increment-once
+        self._words: list[int] = []               # the current segment, as fetched
         from gputwin.emu.nv.host import Host
         self.host = Host(self)
 
@@ -69,7 +70,10 @@ class Channel:
                 raise MethodError(f"GPFIFO entry {self.gp_get} is a SUBROUTINE-level entry (not modelled)",
                                   queue=self.name)
             if length:
-                self._seg = ((e0 & 0xFFFFFFFC) | (e1 & m.GP_ENTRY1_GET_HI_MASK) << 32, length)
+                address = (e0 & 0xFFFFFFFC) | (e1 & m.GP_ENTRY1_GET_HI_MASK) << 32
+                # the PBDMA fetches the segment ahead of executing it
+                self._words = self.gpu.mem.view(address, 4 * length).view("<u4").tolist()
+                self._seg = (address, length)
             else:
                 self._advance_gp_get()
             self.gpu.stats.gp_entries += 1
@@ -95,8 +99,11 @@ class Channel:
             self._mthd = None
             self._advance_gp_get()
 
+    def _word(self) -> int:
+        return self._words[len(self._words) - self._seg[1]]
+
     def _header(self, addr: int) -> None:
-        h = self.gpu.mem.read_u32(addr)
+        h = self._word()
         sec_op, subc, method, count = m.decode_header(h)
         if sec_op == m.SEC_OP_IMMD_DATA_METHOD:
             if not self._method(subc, method, count, addr):
@@ -117,7 +124,7 @@ class Channel:
 
     def _data(self, addr: int) -> bool:
         sec_op, subc, method, count = self._mthd
-        if not self._method(subc, method, self.gpu.mem.read_u32(addr), addr):
+        if not self._method(subc, method, self._word(), addr):
             return False
         if sec_op == m.SEC_OP_INC_METHOD or (sec_op == m.SEC_OP_ONE_INC and method == self._first_method):
             method += 4

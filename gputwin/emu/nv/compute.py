@@ -111,11 +111,11 @@ class ComputeEngine:
         if region is None:
             self.gpu.mem.view(va, 1)          # raises the MemoryFault
         data = region.data[va - region.base: va - region.base + MAX_PROGRAM_BYTES]
-        nuls, pos = [], 0
-        while len(nuls) < 2 and pos < data.size:      # scan in chunks: programs are small, regions large
-            chunk = data[pos:pos + 0x10000]
+        nuls, pos, step = [], 0, 0x1000
+        while len(nuls) < 2 and pos < data.size:      # scan in growing chunks: programs are small, regions large
+            chunk = data[pos:pos + step]
             nuls += (np.flatnonzero(chunk == 0)[:2 - len(nuls)] + pos).tolist()
-            pos += chunk.size
+            pos, step = pos + chunk.size, step * 2
         if len(nuls) < 2 or nuls[0] == 0 or nuls[1] == nuls[0] + 1:
             raise MethodError(f"program at {va:#x} is not an emulated-SM program (entry name, NUL, PTX text, NUL)",
                               queue=self.ch.name, address=va)

@@ -94,3 +94,38 @@ def test_without_listener_a_fault_raises_to_the_doorbell():
     with pytest.raises(Exception, match="unmapped"):
         r.submit(sem_release(0xDEAD0000, 1))
     assert r.ch.stopped
+
+
+def test_gpfifo_wraps_and_reports_gp_get():
+    r = Rig()
+    for i in range(40):                       # 16 entries: wraps twice
+        r.submit(sem_release(MEM_VA + 0x200, i + 1))
+        assert r.u32(0x200) == i + 1
+    assert int(r.userd.view(np.uint32)[m.USERD_GP_GET // 4]) == 40 % 16
+
+
+def test_zero_length_entry_is_a_nop_and_subroutine_entries_are_refused():
+    r = Rig()
+    r.gpu.listener = lambda e: None
+    r.gpu.mem.write(0x10000, np.array([0, 0], "<u4").tobytes())        # LENGTH 0
+    r.userd.view(np.uint32)[m.USERD_GP_PUT // 4] = 1
+    r.gpu.doorbell(r.ch.token)
+    assert r.ch.gp_get == 1 and not r.ch.stopped
+    r.gpu.mem.write(0x10008, np.array([0x20000, 1 << 10 | m.GP_ENTRY1_LEVEL_SUBROUTINE], "<u4").tobytes())
+    r.userd.view(np.uint32)[m.USERD_GP_PUT // 4] = 2
+    r.gpu.doorbell(r.ch.token)
+    assert r.ch.stopped and "SUBROUTINE" in str(r.ch.error)
+
+
+def test_non_stall_interrupt_is_reported():
+    r = Rig()
+    events = []
+    r.gpu.listener = events.append
+    r.submit(inc(0, m.NVC56F_NON_STALL_INTERRUPT, 0))
+    assert [e.kind for e in events] == ["nonstall"] and not r.ch.stopped
+
+
+def test_end_pb_segment_ends_the_entry_early():
+    r = Rig()
+    r.submit(sem_release(MEM_VA, 1) + [m.SEC_OP_END_PB_SEGMENT << 29] + sem_release(MEM_VA, 2))
+    assert r.u32(0) == 1 and r.ch.gp_get == 1
