@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
+from gputwin.abi.bitfield import Field
 from gputwin.abi.ioctl import IOWR
 
 NV_IOCTL_MAGIC = ord("F")
@@ -144,12 +145,12 @@ class nv_ioctl_nvos33_parameters_with_fd(_S):
     _fields_ = [("params", NVOS33_PARAMETERS), ("fd", ctypes.c_int)]
 
 
-# NVOS02 flags (nvos.h): PHYSICALITY 7:4, LOCATION 11:8, COHERENCY 15:12, ALLOC 17:16, MAPPING 31:30
-NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS = 1 << 4
-NVOS02_FLAGS_LOCATION_PCI = 0 << 8
-NVOS02_FLAGS_COHERENCY_CACHED = 1 << 12
-NVOS02_FLAGS_ALLOC_NONE = 1 << 16
-NVOS02_FLAGS_MAPPING_NO_MAP = 1 << 30
+# NVOS02 flags (nvos.h): fields and their values, as the header's DRF definitions
+NVOS02_FLAGS_PHYSICALITY, NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS = Field(4, 4), 1
+NVOS02_FLAGS_LOCATION, NVOS02_FLAGS_LOCATION_PCI = Field(8, 4), 0
+NVOS02_FLAGS_COHERENCY, NVOS02_FLAGS_COHERENCY_CACHED = Field(12, 4), 1
+NVOS02_FLAGS_ALLOC, NVOS02_FLAGS_ALLOC_NONE = Field(16, 2), 1
+NVOS02_FLAGS_MAPPING, NVOS02_FLAGS_MAPPING_NO_MAP = Field(30, 2), 1
 
 # --- nvstatuscodes.h ------------------------------------------------------------------------------
 NV_STATUS_CODES = {

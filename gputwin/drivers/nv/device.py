@@ -176,8 +176,9 @@ class NVDevice(HCQDevice):
                     owner=self.rm.client, type=c.NVOS32_TYPE_IMAGE, size=size_pages, alignment=2 << 20,
                     flags=c.NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | c.NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED
                     | c.NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT | c.NVOS32_ALLOC_FLAGS_PERSISTENT_VIDMEM,
-                    attr=c.NVOS32_ATTR_PAGE_SIZE_HUGE | c.NVOS32_ATTR_PHYSICALITY_ALLOW_NONCONTIGUOUS,
-                    attr2=c.NVOS32_ATTR2_ZBC_PREFER_NO_ZBC))
+                    attr=c.NVOS32_ATTR_PAGE_SIZE(c.NVOS32_ATTR_PAGE_SIZE_HUGE)
+                    | c.NVOS32_ATTR_PHYSICALITY(c.NVOS32_ATTR_PHYSICALITY_ALLOW_NONCONTIGUOUS),
+                    attr2=c.NVOS32_ATTR2_ZBC(c.NVOS32_ATTR2_ZBC_PREFER_NO_ZBC)))
             try:
                 self.uvm.map(self.uuid, reservation.addr, size_pages, self.rm.ctl.fd, self.rm.client, memory)
             except BaseException:

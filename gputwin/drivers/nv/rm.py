@@ -60,7 +60,8 @@ class RM:
     def alloc_os_descriptor(self, dev_file: File, device: int, address: int, size: int) -> int:
         w = r.nv_ioctl_nvos02_parameters_with_fd(params=r.NVOS02_PARAMETERS(
             hRoot=self.client, hObjectParent=device, hClass=c.NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,
-            flags=r.NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS | r.NVOS02_FLAGS_COHERENCY_CACHED,
+            flags=r.NVOS02_FLAGS_PHYSICALITY(r.NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS)
+            | r.NVOS02_FLAGS_COHERENCY(r.NVOS02_FLAGS_COHERENCY_CACHED),
             pMemory=address, limit=size - 1), fd=-1)
         dev_file.ioctl(r.nv_ioctl(r.NV_ESC_RM_ALLOC_MEMORY, w), w)
         if w.params.status != r.NV_OK:
