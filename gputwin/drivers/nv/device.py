@@ -146,7 +146,7 @@ class NVDevice(HCQDevice):
         self.rm.alloc(handle, engine_class, engine_params)
         token = self.rm.control(handle, k.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN,
                                 k.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS()).workSubmitToken
-        ch = Channel(f"{self.name} {what} channel", ring, pushbuf, self.usermode, token, self.synchronize, watchdog_s)
+        ch = Channel(f"{self.name} {what} channel", ring, pushbuf, self.usermode, token, self._wait_previous, watchdog_s)
         ch.handle = handle
         return ch
 
@@ -300,6 +300,11 @@ class NVDevice(HCQDevice):
         wait, sig = self._next_value()
         self._submit(self._compute_queue().wait(self.timeline_signal, wait).launch(qmd_va)
                      .signal(self.timeline_signal, sig))
+
+    def _wait_previous(self) -> None:
+        """Wait for every submission before the one being pushed (whose timeline value is already taken), so
+        a channel may reuse its pushbuffer and GPFIFO entries."""
+        self._wait_value(self.timeline_value - 2)
 
     def _profile_param_offset(self) -> int:
         """Where kernel parameters sit in constant bank 0 (c[0x0][...]) for this SM generation."""

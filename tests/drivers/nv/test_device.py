@@ -198,3 +198,33 @@ def test_trap_is_a_gpu_fault_reported_through_the_error_notifier(ptx):
     assert e.value.kind == "rc13" and not isinstance(e.value, MemoryFault)
     with pytest.raises(DeviceLost, match="robust-channel code 13"):
         dev.copyin(out, b"1234")
+
+
+def test_gpfifo_pushbuffer_and_launch_pool_wrap(ptx, monkeypatch):
+    """A small pushbuffer and many submissions: GPFIFO (1024 entries), pushbuffer and launch-slot pool all wrap."""
+    import gputwin.drivers.nv.channel as channel_mod
+    import gputwin.drivers.nv.device as device_mod
+    monkeypatch.setattr(channel_mod, "PUSHBUF_BYTES", 4096)
+    monkeypatch.setattr(device_mod, "PUSHBUF_BYTES", 4096)
+    dev = gputwin.open_device("MOCKNV")
+    out = dev.alloc(4 * 64)
+    prg = dev.load(ptx["sm_90"], "poke")
+    for i in range(1100):
+        prg(out.va + 4 * (i % 64), i, grid=1, block=1)
+    got = np.empty(64, np.uint32)
+    dev.copyout(got, out)
+    assert got.tolist() == [max(i for i in range(1100) if i % 64 == j) for j in range(64)]
+    assert dev.compute_channel.put == 1101 % 1024                 # SET_OBJECT + 1100 launches
+    dev.close()
+
+
+def test_free_unmaps_the_buffer_from_the_gpu(ptx):
+    dev = gputwin.open_device("MOCKNV")
+    gpu = devmod.emulated_gpu(dev)
+    buf = dev.alloc(1 << 20)
+    assert gpu.mem.find(buf.va) is not None
+    dev.free(buf)
+    assert gpu.mem.find(buf.va) is None
+    with pytest.raises(ValueError, match="was freed"):
+        dev.copyin(buf, b"x")
+    dev.close()
