@@ -132,6 +132,8 @@ class NvidiaFile(MockDevice):
         if handler is None:
             raise fail(errno.EINVAL, f"nvidia.ko: {name} is not modelled by the mock")
         struct, on_ctl, fn = handler
+        if escape == r.NV_ESC_RM_ALLOC and size == ctypes.sizeof(r.NVOS64_PARAMETERS):
+            struct = r.NVOS64_PARAMETERS          # RM_ALLOC with access rights (escape.c accepts either size)
         if struct is not None and size != ctypes.sizeof(struct):
             raise fail(errno.EINVAL, f"nvidia.ko: {name} with {size} parameter bytes, expected {ctypes.sizeof(struct)}")
         if on_ctl is not None and on_ctl != (f.gpu is None):
@@ -215,6 +217,15 @@ def _register_fd(rm: MockRM, f: OpenFile, p: r.nv_ioctl_register_fd_t, arg) -> N
 
 
 def _rm_alloc(rm: MockRM, f, p, arg) -> None:
+    if isinstance(p, r.NVOS64_PARAMETERS):
+        if p.pRightsRequested:
+            p.status = r.NV_ERR_NOT_SUPPORTED     # access-rights requests are not modelled
+            return
+        p21 = r.NVOS21_PARAMETERS(hRoot=p.hRoot, hObjectParent=p.hObjectParent, hObjectNew=p.hObjectNew,
+                                  hClass=p.hClass, pAllocParms=p.pAllocParms, paramsSize=p.paramsSize)
+        _status(p21, lambda: nv_alloc.alloc(rm, p21))
+        p.hObjectNew, p.status = p21.hObjectNew, p21.status
+        return
     _status(p, lambda: nv_alloc.alloc(rm, p))
 
 

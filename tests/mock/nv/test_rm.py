@@ -229,3 +229,17 @@ def test_freeing_memory_a_channel_uses_takes_the_channel_off_the_gpu():
     assert [ch.token for ch in gpu.channels.values()] == [dev.copy_channel.token]
     dev._lost = RuntimeError("test tore the compute channel down")
     dev.close()
+
+
+def test_rm_alloc_also_takes_an_nvos64_block(rig):
+    _, rm, ctl = rig
+    client = alloc(ctl, 0, 0, c.NV01_ROOT_CLIENT).hObjectNew
+    params = c.NV0080_ALLOC_PARAMETERS(deviceId=1)
+    p = r.NVOS64_PARAMETERS(hRoot=client, hObjectParent=client, hObjectNew=0x1234, hClass=c.NV01_DEVICE_0,
+                            pAllocParms=ctypes.addressof(params), paramsSize=ctypes.sizeof(params))
+    ctl.ioctl(r.nv_ioctl(r.NV_ESC_RM_ALLOC, p), p)
+    assert (p.status, p.hObjectNew) == (r.NV_OK, 0x1234)
+    assert rm.clients[client].objects[0x1234].gpu is rm.gpus[1]
+    p.hObjectNew, p.pRightsRequested = 0x1235, ctypes.addressof(params)
+    ctl.ioctl(r.nv_ioctl(r.NV_ESC_RM_ALLOC, p), p)
+    assert p.status == r.NV_ERR_NOT_SUPPORTED
