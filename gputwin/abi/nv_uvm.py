@@ -8,7 +8,6 @@ file that was not initialised.
 """
 from __future__ import annotations
 
-import ctypes
 
 from gputwin.abi.nv_rm import NvBool, NvHandle, NvS32, NvU8, NvU32, NvU64, _S
 

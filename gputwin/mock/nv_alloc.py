@@ -3,7 +3,6 @@ the class's parameter block as RM does, and what freeing each object undoes."""
 from __future__ import annotations
 
 import ctypes
-import os
 
 from gputwin.abi import nv_classes as c
 from gputwin.abi import nv_rm as r

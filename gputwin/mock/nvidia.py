@@ -153,10 +153,7 @@ class NvidiaFile(MockDevice):
         if size > length or not flags & MAP_SHARED:
             raise fail(errno.EINVAL, f"mmap of {size:#x} bytes of a {length:#x}-byte RM mapping (MAP_SHARED only)")
         if obj.class_id in (c.HOPPER_USERMODE_A, c.AMPERE_USERMODE_A, c.TURING_USERMODE_A):
-            backing = obj.data
-            from gputwin.drivers.kernel import libc_mmap
-            a = libc_mmap(addr, size, prot, flags, backing.fd, 0)
-            return UsermodeMapping(a, size, obj.gpu, backing)
+            return UsermodeMapping(obj.data.map_at(addr, size, prot, flags), size, obj.gpu, obj.data)
         mem = obj.data
         if mem.shared is None:
             raise fail(errno.EINVAL, "mmap of system memory through nvidia.ko (it is the user's own memory)")

@@ -1,5 +1,4 @@
 """The NV driver end to end on the mock nvidia.ko + emulated GPU + PTX emulator (DEV=MOCKNV)."""
-import ctypes
 
 import numpy as np
 import pytest
