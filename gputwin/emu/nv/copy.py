@@ -8,11 +8,15 @@ modelled and raise MethodError naming the LAUNCH_DMA field.
 """
 from __future__ import annotations
 
+import os
+import time
+
 from gputwin.abi import nv_methods as m
 from gputwin.abi.nv_classes import HOPPER_DMA_COPY_A
 from gputwin.emu.amd.memops import copy as mem_copy
 from gputwin.emu.nv.channel import MethodError
 from gputwin.emu.nv.host import release
+from gputwin.errors import GpuHang
 
 _STATE = (m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B, m.COPY_SET_SEMAPHORE_PAYLOAD, m.COPY_OFFSET_IN_UPPER,
           m.COPY_OFFSET_IN_LOWER, m.COPY_OFFSET_OUT_UPPER, m.COPY_OFFSET_OUT_LOWER, m.COPY_PITCH_IN, m.COPY_PITCH_OUT,
@@ -59,8 +63,12 @@ class CopyEngine:
             length = self.regs.get(m.COPY_LINE_LENGTH_IN, 0)
             lines = self.regs.get(m.COPY_LINE_COUNT, 1) if d & m.LAUNCH_DMA_MULTI_LINE_ENABLE else 1
             pitch_in, pitch_out = self.regs.get(m.COPY_PITCH_IN, 0), self.regs.get(m.COPY_PITCH_OUT, 0)
-            for line in range(lines):
+            deadline = time.monotonic() + float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
+            for line in range(lines if length else 0):
                 mem_copy(self.gpu.mem, dst + line * pitch_out, src + line * pitch_in, length)
+                if line % 4096 == 4095 and time.monotonic() > deadline:
+                    raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
+                                  f"({self.ch.describe(addr)})")
             self.gpu.stats.copies += 1
             self.gpu.stats.copy_bytes += length * lines
         sem = (d >> m.LAUNCH_DMA_SEMAPHORE_TYPE_SHIFT) & 3

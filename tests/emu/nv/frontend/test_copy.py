@@ -80,3 +80,14 @@ def test_copy_to_unmapped_memory_is_a_memory_fault_with_the_address():
     r.gpu.listener = events.append
     r.submit(bind(r) + copy_1d(0x7700_0000, MEM_VA, 16))
     assert [e.kind for e in events] == ["memory_fault"] and events[0].error.address == 0x7700_0000
+
+
+def test_a_runaway_2d_copy_is_a_hang_not_a_host_hang(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.2")
+    r = Rig()
+    events = []
+    r.gpu.listener = events.append
+    r.submit(bind(r) + inc(S, m.COPY_OFFSET_IN_UPPER, 0, MEM_VA, 0, MEM_VA + 0x1000)
+             + inc(S, m.COPY_PITCH_IN, 0, 0, 1, 0xFFFFFFFF)
+             + inc(S, m.COPY_LAUNCH_DMA, m.LAUNCH_DMA_DATA_TRANSFER_TYPE_PIPELINED | PITCH | m.LAUNCH_DMA_MULTI_LINE_ENABLE))
+    assert [e.kind for e in events] == ["hang"] and "4294967295 lines" in str(events[0].error)
