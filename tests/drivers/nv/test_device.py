@@ -227,3 +227,20 @@ def test_free_unmaps_the_buffer_from_the_gpu(ptx):
     with pytest.raises(ValueError, match="was freed"):
         dev.copyin(buf, b"x")
     dev.close()
+
+
+def test_two_devices_on_one_gpu_share_it_safely(ptx):
+    a, b = gputwin.open_device("MOCKNV:0,MOCKNV:0")
+    try:
+        assert devmod.emulated_gpu(a) is devmod.emulated_gpu(b) and len(devmod.emulated_gpu(a).channels) == 4
+        xa, xb = a.alloc(256), b.alloc(256)
+        assert not (xa.va < xb.va + xb.size and xb.va < xa.va + xa.size)
+        a.load(ptx["sm_90"], "poke")(xa, 11, grid=1, block=1)
+        b.load(ptx["sm_90"], "poke")(xb, 22, grid=1, block=1)
+        ga, gb = np.empty(1, np.uint32), np.empty(1, np.uint32)
+        a.copyout(ga, xa)
+        b.copyout(gb, xb)
+        assert (ga[0], gb[0]) == (11, 22)
+    finally:
+        a.close()
+        b.close()
