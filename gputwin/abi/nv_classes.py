@@ -34,6 +34,10 @@ HOPPER_DMA_COPY_A = 0xC8B5
 AMPERE_COMPUTE_A = 0xC6C0
 HOPPER_COMPUTE_A = 0xCBC0
 
+# Where the kernel parameters start in constant bank 0 (c[0x0][...]) for each compute class: what ptxas
+# records as EIATTR_PARAM_CBANK in a cubin's .nv.info (checked by tests/drivers/nv/test_cbank.py)
+CBANK0_PARAM_OFFSET = {AMPERE_COMPUTE_A: 0x160, HOPPER_COMPUTE_A: 0x210}
+
 CLASS_NAMES = {v: k for k, v in dict(globals()).items() if isinstance(v, int) and k[:2] in ("NV", "FE", "KE", "TU", "AM", "HO")
                and not k.startswith("NV_")}
 

@@ -270,7 +270,7 @@ class NVDevice(HCQDevice):
             raise ValueError(f"{kern.name}: a block of {block} exceeds 1024 threads (z at most 64)")
         if grid[1] >= 1 << 16 or grid[2] >= 1 << 16 or grid[0] >= 1 << 31:
             raise ValueError(f"{kern.name}: grid {grid} exceeds (2^31-1, 65535, 65535)")
-        off = self._profile_param_offset()
+        off = c.CBANK0_PARAM_OFFSET[self.compute_class]
         cb_size = round_up(off + len(params), 16)
         if 0x100 + cb_size > LAUNCH_SLOT:
             raise ValueError(f"{kern.name}: {len(params)} parameter bytes exceed the {LAUNCH_SLOT - 0x100 - off} "
@@ -305,10 +305,6 @@ class NVDevice(HCQDevice):
         """Wait for every submission before the one being pushed (whose timeline value is already taken), so
         a channel may reuse its pushbuffer and GPFIFO entries."""
         self._wait_value(self.timeline_value - 2)
-
-    def _profile_param_offset(self) -> int:
-        """Where kernel parameters sit in constant bank 0 (c[0x0][...]) for this SM generation."""
-        return 0x210 if self.compute_class == c.HOPPER_COMPUTE_A else 0x160
 
     # --- teardown ------------------------------------------------------------------------------------------
     def _release(self) -> None:

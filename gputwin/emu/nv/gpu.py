@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from gputwin.abi.nv_classes import CBANK0_PARAM_OFFSET
 from gputwin.emu.memory import AddressSpace
 from gputwin.errors import GpuFault, GpuHang, MemoryFault
 
@@ -35,8 +36,12 @@ class NVProfile:
     compute_class: int           # *_COMPUTE_A
     copy_class: int              # *_DMA_COPY_A
     usermode_class: int          # *_USERMODE_A
-    cbank0_param_offset: int     # where kernel parameters start in constant bank 0 (c[0x0][...])
     max_shared_bytes: int        # per block
+
+    @property
+    def cbank0_param_offset(self) -> int:
+        """Where kernel parameters start in constant bank 0 (c[0x0][...])."""
+        return CBANK0_PARAM_OFFSET[self.compute_class]
 
     @property
     def sm_count(self) -> int:
@@ -46,10 +51,10 @@ class NVProfile:
 PROFILES: dict[str, NVProfile] = {p.arch: p for p in (
     NVProfile("sm_90", "H100 SXM5 (emulated)", 0x2330, 0x900, gpcs=8, tpc_per_gpc=9, sm_per_tpc=2,
               max_warps_per_sm=64, vram_bytes=80 << 30, channel_class=0xC86F, compute_class=0xCBC0,
-              copy_class=0xC8B5, usermode_class=0xC661, cbank0_param_offset=0x210, max_shared_bytes=227 << 10),
+              copy_class=0xC8B5, usermode_class=0xC661, max_shared_bytes=227 << 10),
     NVProfile("sm_80", "A100 SXM4 (emulated)", 0x20B0, 0x800, gpcs=8, tpc_per_gpc=7, sm_per_tpc=2,
               max_warps_per_sm=64, vram_bytes=40 << 30, channel_class=0xC56F, compute_class=0xC6C0,
-              copy_class=0xC6B5, usermode_class=0xC561, cbank0_param_offset=0x160, max_shared_bytes=163 << 10),
+              copy_class=0xC6B5, usermode_class=0xC561, max_shared_bytes=163 << 10),
 )}
 
 
