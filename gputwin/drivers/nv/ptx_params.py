@@ -15,7 +15,8 @@ _SIZES = {"u8": 1, "s8": 1, "b8": 1, "u16": 2, "s16": 2, "b16": 2, "f16": 2, "bf
           "f32": 4, "u64": 8, "s64": 8, "b64": 8, "f64": 8}
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$%][\w$]*)\s*\((.*?)\)", re.S)
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([A-Za-z_$%][\w$]*)\s*(?:\[\s*(\d+)\s*\])?")
-_SHARED = re.compile(r"\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+[A-Za-z_$%][\w$]*\s*((?:\[\s*\d+\s*\])*)\s*;")
+_SHARED = re.compile(r"\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([A-Za-z_$%][\w$]*)\s*((?:\[\s*\d+\s*\])*)\s*;")
+_FUNC = re.compile(r"\.func\b")
 
 
 class PtxSignatureError(ValueError):
@@ -80,18 +81,34 @@ class PtxKernel:
         return bytes(out)
 
 
+def _body(text: str, start: int) -> str:
+    """The brace-balanced body that follows position `start`."""
+    open_at = text.find("{", start)
+    depth, i = 0, open_at
+    while 0 <= i < len(text):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at:i + 1]
+        i += 1
+    return text[open_at:]
+
+
 def kernels(text: str) -> dict[str, PtxKernel]:
-    shared = 0
-    for align, t, dims in _SHARED.findall(text):
+    """Entries of a module. A kernel's static shared memory counts the module-scope .shared variables its
+    body names (nvcc puts a kernel's __shared__ arrays at module scope) or that any .func of the module
+    names (calls are not followed: a shared variable used only by a device function counts for every kernel)."""
+    shared = []
+    for align, t, name, dims in _SHARED.findall(text):
         n = _SIZES.get(t)
         if n is None:
-            raise PtxSignatureError(f".shared of type .{t}")
+            raise PtxSignatureError(f".shared {name} of type .{t}")
         for d in re.findall(r"\d+", dims):
             n *= int(d)
-        a = int(align or _SIZES[t])
-        shared = (shared + a - 1) // a * a + n
+        shared.append((name, n, int(align or _SIZES[t])))
+    funcs = "".join(_body(text, m.end()) for m in _FUNC.finditer(text))
     out = {}
-    for name, plist in _ENTRY.findall(text):
+    for m in _ENTRY.finditer(text):
+        name, plist = m.group(1), m.group(2)
         params, off = [], 0
         for align, t, pname, count in _PARAM.findall(plist):
             if t not in _SIZES:
@@ -101,5 +118,10 @@ def kernels(text: str) -> dict[str, PtxKernel]:
             off = (off + a - 1) // a * a
             params.append(PtxParam(pname, t, size, a, off, bool(count)))
             off += size
-        out[name] = PtxKernel(name, tuple(params), off, shared)
+        body = _body(text, m.end()) + funcs
+        static = 0
+        for var, n, a in shared:
+            if re.search(rf"(?<![\w$]){re.escape(var)}(?![\w$])", body):
+                static = (static + a - 1) // a * a + n
+        out[name] = PtxKernel(name, tuple(params), off, static)
     return out

@@ -11,6 +11,7 @@ PTX = """
 .shared .align 8 .b8 buf[100];
 .shared .align 4 .f32 tile[4][8];
 .extern .shared .align 16 .b8 dyn[];
+.shared .align 4 .b8 other[64];
 .visible .entry k(
     .param .u8 a,
     .param .align 8 .b8 s[12],
@@ -18,9 +19,9 @@ PTX = """
     .param .u64 p,
     .param .s32 n
 )
-{ ret; }
+{ mov.u64 %rd1, buf; mov.u64 %rd2, tile; { ret; } }
 .entry plain()
-{ ret; }
+{ mov.u64 %rd1, other; ret; }
 """
 
 
@@ -39,7 +40,8 @@ def test_parameter_offsets_follow_alignment():
                                                               ("n", 32, 4)]
     assert k.params_size == 36
     assert k.static_shared == 100 + 4 * 8 * 4  # buf, then tile at 100 (already 4-aligned); .extern not counted
-    assert ptx_params.kernels(PTX)["plain"].params == ()
+    plain = ptx_params.kernels(PTX)["plain"]
+    assert plain.params == () and plain.static_shared == 64    # only the variables a kernel names
 
 
 def test_pack_lays_values_out_as_the_gpu_reads_them():
