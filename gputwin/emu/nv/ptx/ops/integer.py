@@ -527,7 +527,3 @@ def sad(ins, b):
     t = the_type(ins)
     return ternary(ins, b, lambda x, y, z: np.where(x > y, x - y, y - x).astype(T.dtype(t)) + z, t)
 
-
-@op("dp4a", "dp2a")
-def dp4a(ins, b):
-    raise unmodelled(ins)
