@@ -248,7 +248,8 @@ class Batch:
         """Resolve per-lane addresses: ("global", addrs) or (flat_buffer, element indices in units of
         nbytes). Checks alignment and bounds; raises MemoryFault naming address and PTX line."""
         addrs = addrs.astype(np.uint64, copy=False)
-        if addrs.size and nbytes > 1 and (addrs & np.uint64(nbytes - 1)).any():
+        if addrs.size and nbytes > 1 and int(np.bitwise_or.reduce(addrs)) & (nbytes - 1) and \
+                (addrs & np.uint64(nbytes - 1)).any():
             bad = addrs[(addrs & np.uint64(nbytes - 1)) != 0][0]
             raise self.fault(ins, f"misaligned {nbytes}-byte {space} access", bad, write)
         if space in ("", "generic"):

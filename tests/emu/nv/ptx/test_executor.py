@@ -213,3 +213,54 @@ def test_multi_cta_batches_and_ctaid():
         ex.MAX_BATCH_THREADS = old
     assert got.tolist() == [t // 32 for t in range(160)]
     assert c.warps == 5
+
+
+def test_cp_async_copies_and_zero_fills():
+    body = """
+    mov.u32 %r1, sm;
+    shl.b32 %r2, %r0, 4;
+    add.u32 %r3, %r1, %r2;
+    ld.param.u64 %rd2, [src];
+    mul.wide.u32 %rd3, %r0, 16;
+    add.u64 %rd4, %rd2, %rd3;
+    cp.async.cg.shared.global [%r3], [%rd4], 16, %r0;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    bar.sync 0;
+    ld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3];
+    add.u32 %r8, %r4, %r7;
+    st.global.u32 [%rd1], %r8;
+    """
+    text = kernel(body, params=".param .u64 out, .param .u64 src", decls=".shared .align 16 .b8 sm[512];")
+    r = Rig()
+    src = np.arange(4 * 32, dtype=np.uint32) + 1
+    out, psrc = r.buf(nbytes=128), r.buf(src)
+    r.run(load_module(text), "k", [out, psrc], block=(32,))
+    # thread t copies min(t, 16) bytes of its 16 and zero-fills the rest: words 0 and 3 of row t
+    def kept(word, first_byte, t):
+        nbytes = max(0, min(4, t - first_byte))
+        return int(word) & ((1 << (8 * nbytes)) - 1)
+    ref = [kept(src[4 * t], 0, t) + kept(src[4 * t + 3], 12, t) for t in range(32)]
+    assert r.get(out, np.uint32, 32).tolist() == ref
+
+
+def test_syncwarp_does_not_wait_for_other_warps():
+    body = """
+    setp.lt.u32 %p1, %r0, 32;
+    @%p1 bra FIRST;
+    bar.warp.sync -1;
+    st.global.u32 [%rd1], 2;
+    bra END;
+FIRST:
+    bar.warp.sync -1;
+    st.global.u32 [%rd1], 1;
+END:
+    """
+    got, _ = run(kernel(body), n=64)
+    assert got.tolist() == [1] * 32 + [2] * 32
+
+
+def test_unmodelled_variant_fails_before_anything_runs():
+    text = kernel("atom.global.add.noftz.f16x2 %r1, [%rd1], %r0;\nst.global.u32 [%rd1], 1;")
+    with pytest.raises(PtxError, match=r"atom\.global\.add\.noftz\.f16x2 is not modelled"):
+        run(text)

@@ -178,6 +178,15 @@ def brkpt(ins, b):
 
 @op("bar", "barrier", control=True)
 def bar(ins, b):
+    if "warp" in ins.mods:                         # bar.warp.sync (__syncwarp): lanes of a step are in step
+        def warp_sync(m):
+            if m is None:
+                b.key += 1
+            else:
+                b.key[m] += 1
+        return warp_sync
+    if "cluster" in ins.mods:
+        raise unmodelled(ins, "cluster barriers")
     kind = [x for x in ins.mods if x in ("sync", "arrive", "red")]
     if not kind:
         kind = ["sync"]                            # bar 0 == bar.sync 0 (old spelling)
