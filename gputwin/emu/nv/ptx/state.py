@@ -116,6 +116,7 @@ class Batch:
         self.local_base = np.arange(T_, dtype=np.int64) * plan.local_size
         self.pslots = [np.zeros((T_, n), np.uint8) for n in plan.pslot_sizes]
         self._views = {}
+        self.pending_red = []                        # bar.red reductions completed at barrier release
         self.all_idx = np.arange(T_)
         self.cc = np.zeros(T_, np.uint64)           # carry flag of add.cc / addc
         self.steps = 0                               # the deterministic %clock
