@@ -164,6 +164,11 @@ def cmd_conformance(args) -> int:
     """Per arch and encoding family: table entries, what the emulator implements (asked entry by entry)
     and what each is verified against (docs/conformance.md). Exit status 1 when an entry hit a bug."""
     import json
+    if args.arch.startswith("sm_"):                     # NVIDIA: the PTX emulator's report
+        from gputwin.emu.nv.ptx import conformance as nv
+        rep = nv.report((args.arch,))
+        print(json.dumps(rep, indent=1) if args.json else nv.format_text(rep, args.verbose))
+        return 1 if any(r["unmodelled_in_fixtures"] for r in rep.values()) else 0
     from gputwin.emu.amd import conformance
     arches = conformance.REPORT_ARCHES if args.arch == "all" else (args.arch,)
     rep = conformance.report(arches)
@@ -219,8 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     conf = sub.add_parser("conformance", help="ISA coverage of the emulator and what verifies each instruction",
                           description=cmd_conformance.__doc__)
-    conf.add_argument("--arch", default="all", choices=("all", "gfx1100", "gfx1200", "gfx1201", "gfx942"),
-                      help="architecture to report (default: all)")
+    conf.add_argument("--arch", default="all", choices=("all", "gfx1100", "gfx1200", "gfx1201", "gfx942", "sm_80", "sm_90"),
+                      help="architecture to report (default: all AMD ones; sm_80/sm_90: the PTX emulator)")
     conf.add_argument("--verbose", action="store_true", help="one row per instruction")
     conf.add_argument("--json", action="store_true", help="machine-readable report with every entry")
     conf.set_defaults(func=cmd_conformance)

@@ -136,6 +136,9 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                     break
                 parked = (key >= WAIT) & (key < EXIT)      # nobody can run: release every barrier
                 key[parked] -= WAIT
+                for finish in b.pending_red:               # bar.red results, now that all have arrived
+                    finish()
+                b.pending_red.clear()
                 continue
             mask = key == mn
             full = full_mask and bool(mask.all())

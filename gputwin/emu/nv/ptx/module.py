@@ -44,6 +44,7 @@ class KernelInfo:
     params_size: int
     static_shared_bytes: int
     _plan: object = field(default=None, repr=False)
+    _error: Exception | None = field(default=None, repr=False)
 
 
 class Module:
@@ -63,13 +64,20 @@ class Module:
                     off += n
                 self.kernels[name] = KernelInfo(name, fn, params, off, 0)
         for k in self.kernels.values():
-            k.static_shared_bytes = self.plan(k.name).shared_static
+            try:
+                k.static_shared_bytes = self.plan(k.name).shared_static
+            except PtxError as e:           # an unmodelled instruction fails this kernel's launches only
+                from gputwin.emu.nv.ptx.plan import build_plan
+                k._error = e
+                k.static_shared_bytes = build_plan(self, k, check=False).shared_static
 
     def plan(self, name: str):
         from gputwin.emu.nv.ptx.plan import build_plan
         k = self.kernels.get(name)
         if k is None:
             raise KeyError(f"PTX module has no kernel {name!r} (has {sorted(self.kernels)})")
+        if k._error is not None:
+            raise k._error
         if k._plan is None:
             k._plan = build_plan(self, k)
         return k._plan

@@ -347,8 +347,11 @@ def _parse_body(s: _Stream, fn: Function, depth: int):
         elif tok[1:] in _SPACES and tok.startswith("."):
             decl = _parse_decl(s)
             more = [decl]
-            while s.accept(","):        # .reg .b32 %a, %b;
-                more.append(VarDecl(decl.space, decl.type, s.next()[1], align=decl.align, vec=decl.vec, line=line))
+            while s.accept(","):        # .reg .b32 %a, %b<4>;
+                d2 = VarDecl(decl.space, decl.type, s.next()[1], align=decl.align, vec=decl.vec, line=line)
+                if s.accept("<"):
+                    d2.range_count = parse_int(s.next()[1]); s.expect(">")
+                more.append(d2)
             s.expect(";")
             fn.body.extend(more)
         elif tok in (".pragma", ".loc", ".file"):

@@ -75,7 +75,7 @@ def _depth(mod, name, memo) -> int:
     return memo[name]
 
 
-def build_plan(mod, k) -> Plan:
+def build_plan(mod, k, check: bool = True) -> Plan:
     from gputwin.emu.nv.ptx.ops import OPS
     plan = Plan(k.name)
     names = _reachable(mod, k.name)
@@ -151,7 +151,7 @@ def build_plan(mod, k) -> Plan:
     for n in dyn:
         plan.shared[n] = plan.dynamic_shared_offset
     plan.local_size = align_up(local_off, 16)
-    for it in plan.code:
+    for it in plan.code if check else ():
         if it.op not in OPS:
             raise PtxError(f"instruction {it.text} is not modelled", line=it.line, token=it.text)
         OPS[it.op].check(it)

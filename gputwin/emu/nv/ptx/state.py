@@ -116,6 +116,7 @@ class Batch:
         self.local_base = np.arange(T_, dtype=np.int64) * plan.local_size
         self.pslots = [np.zeros((T_, n), np.uint8) for n in plan.pslot_sizes]
         self._views = {}
+        self.pending_red = []                        # bar.red reductions completed at barrier release
         self.all_idx = np.arange(T_)
         self.cc = np.zeros(T_, np.uint64)           # carry flag of add.cc / addc
         self.steps = 0                               # the deterministic %clock
@@ -248,7 +249,8 @@ class Batch:
         """Resolve per-lane addresses: ("global", addrs) or (flat_buffer, element indices in units of
         nbytes). Checks alignment and bounds; raises MemoryFault naming address and PTX line."""
         addrs = addrs.astype(np.uint64, copy=False)
-        if addrs.size and nbytes > 1 and (addrs & np.uint64(nbytes - 1)).any():
+        if addrs.size and nbytes > 1 and int(np.bitwise_or.reduce(addrs)) & (nbytes - 1) and \
+                (addrs & np.uint64(nbytes - 1)).any():
             bad = addrs[(addrs & np.uint64(nbytes - 1)) != 0][0]
             raise self.fault(ins, f"misaligned {nbytes}-byte {space} access", bad, write)
         if space in ("", "generic"):

@@ -100,3 +100,21 @@ def test_directed_rounding_intrinsics(arch):
             if e == 0:
                 continue                          # zero signs are tested in test_float.py
             assert bits(out[i, j]) == bits(round_exact(e, "f32", mo)), (i, j)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_approx_intrinsics_follow_their_documented_implementation(arch):
+    # fidelity "approximate": ex2/sin/cos/rsqrt/lg2 .approx are the float64 function rounded once to f32;
+    # div.approx.f32 is a * (1/b) with each step rounded to f32 (docs/ptx-emulator.md)
+    rng = np.random.default_rng(6)
+    n = 64
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    r = Rig()
+    po, px = r.buf(nbytes=24 * n), r.buf(x)
+    r.run(fixture(arch, "approx"), "approx", [po, px, n], grid=(1,), block=(64,))
+    out = r.get(po, np.float32, 6 * n).reshape(n, 6)
+    x64 = x.astype(np.float64)
+    e_in = (x * np.float32(1.4426950216293335)).astype(np.float64)     # mul.f32 by 0f3FB8AA3B first
+    ref = np.stack([np.exp2(e_in), np.sin(x64), np.cos(x64), 1 / np.sqrt(np.abs(x64)),
+                    np.float32(1.5) * (np.float32(1) / x), np.log2(np.abs(x64))], axis=1).astype(np.float32)
+    assert (bits(out) == bits(ref)).all()

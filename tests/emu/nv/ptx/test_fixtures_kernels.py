@@ -259,3 +259,17 @@ def test_mma_f16_ldmatrix(arch):
     for k in range(16):
         acc = acc + A[:, k:k + 1].astype(np.float64) * B[k:k + 1, :].astype(np.float64)
     assert (bits(r.get(pd, np.float32, 128).reshape(16, 8)) == bits(acc.astype(np.float32))).all()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_syncthreads_count_and_or(arch):
+    rng = np.random.default_rng(33)
+    x = rng.integers(-100, 100, 3 * 96).astype(np.int32)
+    r = Rig()
+    px, po = r.buf(x), r.buf(nbytes=4 * x.size)
+    r.run(fixture(arch, "reduce"), "barrier_reduce", [px, po], grid=(3,), block=(96,))
+    ref = []
+    for cta in x.reshape(3, 96):
+        v = int((cta > 0).sum()) * 100 + int((cta > -90).all()) * 10 + int((cta > 95).any())
+        ref += [v] * 96
+    assert r.get(po, np.int32, x.size).tolist() == ref

@@ -51,3 +51,17 @@ def test_llvm_reductions(arch):
     args = [x, np.zeros(cols, np.float32), rows, cols, cols]
     got = run_ptx(kernels.col_max(), args, (2, 1, 1), arch)[1]
     assert (got == x.max(axis=0)).all()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_llvm_fused_chain_bf16_in_f16_out(arch):
+    rng = np.random.default_rng(53)
+    rows, cols = 7, 19
+    a = (rng.standard_normal((rows, cols)) * 3).astype(np.float32)
+    s = rng.standard_normal(cols).astype(np.float32)
+    b = (rng.standard_normal(rows).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    args = [a, s, b, np.zeros((rows, cols), np.float16), rows, cols]
+    grid = ((rows * cols + 63) // 64, 1, 1)
+    got = run_ptx(kernels.fused_chain(), args, grid, arch)[3]
+    ref = run_cpu(kernels.fused_chain(), args, grid)[3]
+    assert (got.view(np.uint16) == ref.view(np.uint16)).all()

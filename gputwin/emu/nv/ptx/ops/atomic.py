@@ -134,6 +134,8 @@ def _factory(ins, b, returns):
         raise unmodelled(ins, "vector atomics")
     if kind in ("min", "max") and T.kind(t) == "f":
         raise unmodelled(ins, "float min/max atomics")
+    if t in ("f16x2", "bf16x2", "b128") or (T.kind(t) == "f" and kind not in ("add", "exch", "cas")):
+        raise unmodelled(ins, f".{t} {kind}")
     sp = space_of(ins)
     U = T.UINT[T.size(t)]
     args = list(ins.args)

@@ -74,7 +74,7 @@ def setp(ins, b):
         if g is None:
             dp(r, m)
         else:
-            cv = c()
+            cv = np.array(c())                  # a copy: the destination may be the source predicate
             dp(g(r, cv), m)
             if dq is not None:
                 dq(g(~r, cv), m)

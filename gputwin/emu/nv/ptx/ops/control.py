@@ -178,11 +178,22 @@ def brkpt(ins, b):
 
 @op("bar", "barrier", control=True)
 def bar(ins, b):
+    if "warp" in ins.mods:                         # bar.warp.sync (__syncwarp): lanes of a step are in step
+        def warp_sync(m):
+            if m is None:
+                b.key += 1
+            else:
+                b.key[m] += 1
+        return warp_sync
+    if "cluster" in ins.mods:
+        raise unmodelled(ins, "cluster barriers")
     kind = [x for x in ins.mods if x in ("sync", "arrive", "red")]
     if not kind:
         kind = ["sync"]                            # bar 0 == bar.sync 0 (old spelling)
+    if ins.pred is not None:
+        raise unmodelled(ins, "predicated barrier")
     if kind[0] == "red":
-        raise unmodelled(ins, "bar.red")
+        return _bar_red(ins, b)
     if ins.pred is not None:
         raise unmodelled(ins, "predicated barrier")
     if kind[0] == "arrive":
@@ -204,3 +215,36 @@ def bar(ins, b):
 @op("membar", "fence", "nanosleep", "pmevent")
 def nop(ins, b):
     return lambda m: None                          # a sequential model: every access is already ordered
+
+
+def _bar_red(ins, b):
+    """bar.red.popc.u32 d, a{, b}, {!}c / bar.red.and|or.pred p, a{, b}, {!}c: a barrier whose result, the
+    CTA-wide reduction of c over the threads that arrived, is written when the barrier releases."""
+    red = [x for x in ins.mods if x in ("popc", "and", "or")]
+    if not red:
+        raise unmodelled(ins)
+    red = red[0]
+    dst = b.dst(ins, ins.args[0], "u32" if red == "popc" else "pred")
+    cpred = b.src(ins, ins.args[-1], "pred")
+    ncta = b.nctas
+
+    def run(m):
+        arrived = np.ones(b.T, bool) if m is None else m.copy()
+        c = np.broadcast_to(cpred(), (b.T,)).copy()
+
+        def finish():
+            per = (c & arrived).reshape(ncta, -1)
+            live = arrived.reshape(ncta, -1)
+            if red == "popc":
+                v = per.sum(axis=1).astype(np.uint32)
+            elif red == "and":
+                v = (per | ~live).all(axis=1)
+            else:
+                v = per.any(axis=1)
+            dst(np.repeat(v, b.tpc_padded), arrived)
+        b.pending_red.append(finish)
+        if m is None:
+            b.key += WAIT + 1
+        else:
+            b.key[m] += WAIT + 1
+    return run

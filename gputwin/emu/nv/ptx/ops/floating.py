@@ -235,8 +235,8 @@ def _fast_f32(kind, d, srcs, ftz):
         a, bb, c = x(), y(), z()
         if ftz:
             a, bb, c = F.ftz(a), F.ftz(bb), F.ftz(c)
-        p = np.multiply(a, bb, dtype=np.float64)      # exact
-        c64 = np.asarray(c, np.float64)
+        p = np.asarray(a).astype(np.float64) * np.asarray(bb).astype(np.float64)     # exact
+        c64 = np.asarray(c).astype(np.float64)
         s = p + c64
         # s rounds to the right f32 unless it sits exactly on an f32 midpoint (or in the f32 subnormal
         # range) while being inexact: only those lanes need the exact (TwoSum + round-to-odd) path

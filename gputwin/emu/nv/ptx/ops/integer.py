@@ -139,12 +139,44 @@ def mul_int(ins, b):
     return lambda m: d(f(x(), y()), m)
 
 
+def _mad_cc(ins, b, carry_in):
+    """mad{c}.lo/hi{.cc}.u32/s32/u64/s64: the low or high half of a*b, plus c, plus the carry (madc)."""
+    t = the_type(ins)
+    if "wide" in ins.mods or "sat" in ins.mods:
+        raise unmodelled(ins)
+    U = _u(t)
+    half = (lambda x, y: _mulhi(np.asarray(x), np.asarray(y), t)) if "hi" in ins.mods else np.multiply
+    d = b.dst(ins, ins.args[0], t)
+    x, y, z = (b.src(ins, a, t) for a in ins.args[1:4])
+    write_cc = "cc" in ins.mods
+
+    def run(m):
+        p = np.asarray(half(x(), y())).astype(T.dtype(t)).view(U)
+        c = np.asarray(z()).astype(T.dtype(t)).view(U) if np.ndim(z()) else np.asarray(z()).astype(U)
+        ci = b.cc.astype(U) if carry_in else U(0)
+        s1 = p + c
+        r = s1 + ci
+        d(np.asarray(r).view(T.dtype(t)), m)
+        if write_cc:
+            co = np.broadcast_to((s1 < p) | (r < s1), (b.T,))
+            if m is None:
+                b.cc[...] = co
+            else:
+                np.copyto(b.cc, co, where=m, casting="unsafe")
+    return run
+
+
+@op("madc")
+def madc(ins, b):
+    return _mad_cc(ins, b, True)
+
+
 @intop("mad")
 def mad_int(ins, b):
     t = the_type(ins)
     f, td = _mul_fn(ins, t)
     if "cc" in ins.mods:
-        raise unmodelled(ins, "mad.cc")
+        return _mad_cc(ins, b, False)
     d = b.dst(ins, ins.args[0], td)
     x, y, z = b.src(ins, ins.args[1], t), b.src(ins, ins.args[2], t), b.src(ins, ins.args[3], td)
     if "sat" in ins.mods:   # mad.hi.sat.s32
@@ -527,7 +559,3 @@ def sad(ins, b):
     t = the_type(ins)
     return ternary(ins, b, lambda x, y, z: np.where(x > y, x - y, y - x).astype(T.dtype(t)) + z, t)
 
-
-@op("dp4a", "dp2a")
-def dp4a(ins, b):
-    raise unmodelled(ins)

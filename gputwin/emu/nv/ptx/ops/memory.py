@@ -184,8 +184,9 @@ def cp_async(ins, b):
         return lambda m: None
     dst, src, size = ins.args[0], ins.args[1], ins.args[2]
     n = int(size.value)
-    srcsize = b.src(ins, ins.args[3], "u32") if len(ins.args) > 3 and not isinstance(ins.args[3], Addr) \
-        and not (isinstance(ins.args[3], Reg) and False) else None
+    if len(ins.args) > 4:
+        raise unmodelled(ins, "cache-policy operand")
+    srcsize = b.src(ins, ins.args[3], "u32") if len(ins.args) > 3 else None   # zero-fill beyond src-size
     if n not in (4, 8, 16):
         raise unmodelled(ins, f"cp-size {n}")
 
