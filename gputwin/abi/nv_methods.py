@@ -136,5 +136,11 @@ LAUNCH_DMA_DST_TYPE_PHYSICAL = 1 << 13
 LAUNCH_DMA_SEMAPHORE_REDUCTION_ENABLE = 1 << 19
 LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD = 1 << 27   # NVC8B5 only
 
+# upper address bits each class keeps (SEM_ADDR_HI_OFFSET, OFFSET_*_UPPER_UPPER, SET_SEMAPHORE_A_UPPER,
+# SET_REPORT_SEMAPHORE_A_OFFSET_UPPER): Ampere classes take 40-bit (host, compute) or 49-bit (copy) addresses,
+# Hopper classes 57-bit
+UPPER_ADDRESS_MASK = {0xC56F: 0xFF, 0xC86F: 0x1FFFFFF, 0xC6C0: 0xFF, 0xCBC0: 0x1FFFFFF, 0xC6B5: 0x1FFFF,
+                      0xC8B5: 0x1FFFFFF}
+
 SUBCHANNEL_COMPUTE = 1      # where gputwin binds its compute and copy objects (a driver choice)
 SUBCHANNEL_COPY = 4

@@ -57,7 +57,7 @@ class ComputeEngine:
     def _report_semaphore(self, d: int, addr: int) -> None:
         if d & 3 != m.REPORT_SEMAPHORE_D_OPERATION_RELEASE:
             raise self._bad(f"SET_REPORT_SEMAPHORE_D operation {d & 3} is not modelled", addr)
-        va = (self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_A, 0) & 0x1FFFFFF) << 32 | self.regs.get(
+        va = (self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_A, 0) & m.UPPER_ADDRESS_MASK[self.class_id]) << 32 | self.regs.get(
             m.COMPUTE_SET_REPORT_SEMAPHORE_B, 0)
         one_word = bool(d & m.REPORT_SEMAPHORE_D_STRUCTURE_SIZE_ONE_WORD)
         release(self.gpu, va, self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_C, 0), False, not one_word,

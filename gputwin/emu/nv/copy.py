@@ -43,7 +43,7 @@ class CopyEngine:
         return True
 
     def _addr(self, upper: int, lower: int) -> int:
-        return (self.regs.get(upper, 0) & 0x1FFFFFF) << 32 | self.regs.get(lower, 0)
+        return (self.regs.get(upper, 0) & m.UPPER_ADDRESS_MASK[self.class_id]) << 32 | self.regs.get(lower, 0)
 
     def _launch(self, d: int, addr: int) -> None:
         transfer = d & m.LAUNCH_DMA_DATA_TRANSFER_TYPE_MASK

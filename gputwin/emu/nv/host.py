@@ -51,6 +51,7 @@ class Host:
     def __init__(self, channel):
         self.ch, self.gpu = channel, channel.gpu
         self.regs: dict[int, int] = {}
+        self.upper_mask = m.UPPER_ADDRESS_MASK[self.gpu.profile.channel_class]
 
     def method(self, method: int, data: int, addr: int) -> bool:
         if method in (m.NVC56F_SEM_ADDR_LO, m.NVC56F_SEM_ADDR_HI, m.NVC56F_SEM_PAYLOAD_LO, m.NVC56F_SEM_PAYLOAD_HI,
@@ -76,7 +77,7 @@ class Host:
 
     def _sem_execute(self, data: int, addr: int) -> bool:
         op = data & 7
-        address = (self.regs.get(m.NVC56F_SEM_ADDR_HI, 0) & 0x1FFFFFF) << 32 | self.regs.get(m.NVC56F_SEM_ADDR_LO, 0) & ~3
+        address = (self.regs.get(m.NVC56F_SEM_ADDR_HI, 0) & self.upper_mask) << 32 | self.regs.get(m.NVC56F_SEM_ADDR_LO, 0) & ~3
         wide = bool(data & m.SEM_EXECUTE_PAYLOAD_SIZE_64BIT)
         payload = self.regs.get(m.NVC56F_SEM_PAYLOAD_LO, 0) | (self.regs.get(m.NVC56F_SEM_PAYLOAD_HI, 0) << 32 if wide else 0)
         if op == m.SEM_EXECUTE_OPERATION_RELEASE:

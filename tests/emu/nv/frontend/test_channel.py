@@ -129,3 +129,15 @@ def test_end_pb_segment_ends_the_entry_early():
     r = Rig()
     r.submit(sem_release(MEM_VA, 1) + [m.SEC_OP_END_PB_SEGMENT << 29] + sem_release(MEM_VA, 2))
     assert r.u32(0) == 1 and r.ch.gp_get == 1
+
+
+@pytest.mark.parametrize("arch,kept", [("sm_80", 0xFF), ("sm_90", 0x1FFFFFF)])
+def test_semaphore_upper_address_bits_per_class(arch, kept):
+    """SEM_ADDR_HI keeps bits 7:0 on AMPERE_CHANNEL_GPFIFO_A and 24:0 on HOPPER_CHANNEL_GPFIFO_A."""
+    r = Rig(arch)
+    r.gpu.listener = lambda e: None
+    r.submit(inc(0, m.NVC56F_SEM_ADDR_LO, MEM_VA + 0x40, 0x100, 5, 0, m.SEM_EXECUTE_OPERATION_RELEASE))
+    if kept == 0xFF:
+        assert r.u32(0x40) == 5 and not r.ch.stopped          # bit 40 dropped: the write lands at MEM_VA + 0x40
+    else:
+        assert r.ch.stopped and r.ch.error.address == (0x100 << 32) + MEM_VA + 0x40
