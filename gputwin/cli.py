@@ -45,10 +45,12 @@ def cmd_info(args) -> int:
         return 2
     print(f"gputwin {gputwin.__version__}; selected: {', '.join(t.spec for t in targets)}")
     rows = [(f"MOCKAMD:{a}", a, "mock KFD + emulated GPU (gputwin.mock.kfd, gputwin.emu.amd)") for a in devmod.AMD_ARCHS]
+    rows += [(f"MOCKNV:{a}", a, "mock nvidia.ko + emulated GPU + PTX (gputwin.mock.nvidia, gputwin.emu.nv)")
+             for a in devmod.NV_MOCK_ARCHS]
     rows.append(("CPU", "host", "llvmlite JIT on this CPU"))
     rows += [(f"AMD:{i}", arch, how) for i, (arch, how) in enumerate(_real_amd_gpus())]
     if os.path.exists("/dev/nvidiactl"):
-        rows.append(("NV", "?", "/dev/nvidiactl (driver not built yet)"))
+        rows.append(("NV", "?", "/dev/nvidiactl (RM 580.105.08 driver; PTX loading needs ptxas, not built yet)"))
     rows += [("USBAMD", "?", f"ASM2464 bridge at {where} (driver not built yet)") for where in _real_usb_bridges()]
     width = max(len(r[0]) for r in rows)
     for name, arch, how in rows:
@@ -165,6 +167,11 @@ def cmd_conformance(args) -> int:
     """Per arch and encoding family: table entries, what the emulator implements (asked entry by entry)
     and what each is verified against (docs/conformance.md). Exit status 1 when an entry hit a bug."""
     import json
+    if args.arch.startswith("sm_"):                     # NVIDIA: the PTX emulator's report
+        from gputwin.emu.nv.ptx import conformance as nv
+        rep = nv.report((args.arch,))
+        print(json.dumps(rep, indent=1) if args.json else nv.format_text(rep, args.verbose))
+        return 1 if any(r["unmodelled_in_fixtures"] for r in rep.values()) else 0
     from gputwin.emu.amd import conformance
     arches = conformance.REPORT_ARCHES if args.arch == "all" else (args.arch,)
     rep = conformance.report(arches)
@@ -220,8 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     conf = sub.add_parser("conformance", help="ISA coverage of the emulator and what verifies each instruction",
                           description=cmd_conformance.__doc__)
-    conf.add_argument("--arch", default="all", choices=("all", "gfx1100", "gfx1200", "gfx1201", "gfx942"),
-                      help="architecture to report (default: all)")
+    conf.add_argument("--arch", default="all", choices=("all", "gfx1100", "gfx1200", "gfx1201", "gfx942", "sm_80", "sm_90"),
+                      help="architecture to report (default: all AMD ones; sm_80/sm_90: the PTX emulator)")
     conf.add_argument("--verbose", action="store_true", help="one row per instruction")
     conf.add_argument("--json", action="store_true", help="machine-readable report with every entry")
     conf.set_defaults(func=cmd_conformance)

@@ -7,7 +7,8 @@ driver on a mock kernel over emulated hardware; the others need the real device 
 Mock machines: every `open_device` call builds a fresh one holding the GPUs its spec names. A bare
 `MOCKAMD` or `MOCKAMD:gfxNNNN` adds a GPU to the machine and opens it; `MOCKAMD:N` opens GPU N, adding
 default (gfx1100) GPUs until there are N+1. So `MOCKAMD:gfx1100,MOCKAMD:gfx942` is one machine with two
-GPUs, and `MOCKAMD:1` a machine of two gfx1100s of which the second is opened.
+GPUs, and `MOCKAMD:1` a machine of two gfx1100s of which the second is opened. MOCKNV targets build one
+mock nvidia.ko machine by the same rules (default sm_90; sm_90 and sm_80 are modelled).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ AMD_ARCHS = ("gfx1100", "gfx1200", "gfx1201", "gfx942")
 NV_ARCH = re.compile(r"sm_\d{2,3}a?$")
 DEFAULT_SPEC = "MOCKAMD"
 DEFAULT_AMD_ARCH = "gfx1100"
+NV_MOCK_ARCHS = ("sm_90", "sm_80")
+DEFAULT_NV_ARCH = "sm_90"
 
 VALID_SPELLINGS = (
     "MOCKAMD, MOCKAMD:<arch>, MOCKAMD:<index>, AMD, AMD:<arch>, AMD:<index>, "
@@ -85,17 +88,17 @@ def parse_spec(spec: str | None = None) -> list[Target]:
 
 
 # --- opening ---------------------------------------------------------------------------------------
-def _mock_amd_layout(targets: list[Target]) -> tuple[list[str], list[int]]:
-    """The GPU archs of one mock machine and, per MOCKAMD target, the index it opens."""
+def _mock_amd_layout(targets: list[Target], default: str = DEFAULT_AMD_ARCH) -> tuple[list[str], list[int]]:
+    """The GPU archs of one mock machine and, per MOCK target of one kind, the index it opens."""
     archs: list[str] = []
     picks: list[int] = []
     for t in targets:
         if t.index is not None:
             while len(archs) <= t.index:
-                archs.append(DEFAULT_AMD_ARCH)
+                archs.append(default)
             picks.append(t.index)
         else:
-            archs.append(t.arch or DEFAULT_AMD_ARCH)
+            archs.append(t.arch or default)
             picks.append(len(archs) - 1)
     return archs, picks
 
@@ -114,6 +117,40 @@ def _open_mock_amd(targets: list[Target]) -> list:
     for dev, index in zip(devices, picks):
         _emulated[dev] = kfd.nodes[index].gpu
     return devices
+
+
+def _open_mock_nv(targets: list[Target]) -> list:
+    try:
+        from gputwin.drivers.nv.device import NVDevice
+        from gputwin.mock.kernel import MockKernel
+        from gputwin.mock.nvidia import install
+    except ImportError as e:
+        raise TargetNotAvailable(f"MOCKNV is not available in this build: {e}") from e
+    for t in targets:
+        if t.arch is not None and t.arch not in NV_MOCK_ARCHS:
+            raise TargetNotAvailable(f"{t.spec}: the mock NVIDIA GPU models {', '.join(NV_MOCK_ARCHS)}, not {t.arch}")
+    archs, picks = _mock_amd_layout(targets, DEFAULT_NV_ARCH)     # the same layout rules as MOCKAMD
+    kernel = MockKernel()
+    rm = install(kernel, archs)
+    devices = [NVDevice(kernel, index, ptx_native=True) for index in picks]   # the emulated SM runs PTX
+    for dev, index in zip(devices, picks):
+        _emulated[dev] = rm.gpus[index].emu
+    return devices
+
+
+def _open_nv(t: Target):
+    from gputwin.drivers.kernel import HostKernel
+    kernel = HostKernel()
+    missing = [p for p in ("/dev/nvidiactl", "/dev/nvidia-uvm") if not kernel.exists(p)]
+    if missing:
+        raise TargetNotAvailable(f"{t.spec}: no real NVIDIA GPU here (looked for {', '.join(missing)}); "
+                                 f"use MOCKNV for the emulated one")
+    from gputwin.drivers.nv.device import NVDevice
+    dev = NVDevice(kernel, t.index or 0)
+    if t.arch is not None and dev.arch != t.arch:
+        dev.close()
+        raise TargetNotAvailable(f"{t.spec}: NVIDIA GPU {t.index or 0} is {dev.arch}, not {t.arch}; pick it by index")
+    return dev
 
 
 _emulated: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -148,7 +185,7 @@ def _open_cpu(t: Target):
 
 
 def _not_built(t: Target):
-    looked = {"NV": "the NVIDIA RM driver (gputwin.drivers.nv)", "USBAMD": "the ASM2464 USB driver (gputwin.drivers.usb)"}
+    looked = {"USBAMD": "the ASM2464 USB driver (gputwin.drivers.usb)"}
     raise TargetNotAvailable(f"{t.spec}: {looked[t.kind]} is not built yet; no fall-back to another device")
 
 
@@ -158,6 +195,10 @@ def open_targets(targets: list[Target]) -> list:
     if mock_amd:
         for i, d in zip(mock_amd, _open_mock_amd([targets[i] for i in mock_amd])):
             devices[i] = d
+    mock_nv = [i for i, t in enumerate(targets) if t.mock and t.kind == "NV"]
+    if mock_nv:
+        for i, d in zip(mock_nv, _open_mock_nv([targets[i] for i in mock_nv])):
+            devices[i] = d
     for i, t in enumerate(targets):
         if devices[i] is not None:
             continue
@@ -165,6 +206,8 @@ def open_targets(targets: list[Target]) -> list:
             devices[i] = _open_cpu(t)
         elif t.kind == "AMD" and not t.mock:
             devices[i] = _open_amd(t)
+        elif t.kind == "NV" and not t.mock:
+            devices[i] = _open_nv(t)
         else:
             _not_built(t)
     return devices

@@ -10,6 +10,7 @@ def test_info_lists_mock_targets(capsys, monkeypatch):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "selected: MOCKAMD" in out and "MOCKAMD:gfx1100" in out and "CPU" in out
+    assert "MOCKNV:sm_90" in out and "MOCKNV:sm_80" in out
 
 
 def test_info_rejects_a_bad_dev_listing_valid_spellings(capsys, monkeypatch):

@@ -62,10 +62,25 @@ def test_mock_amd_layout_builds_one_machine():
     assert devmod._mock_amd_layout(parse_spec("MOCKAMD,MOCKAMD")) == (["gfx1100", "gfx1100"], [0, 1])
 
 
-@pytest.mark.parametrize("spec", ["NV", "MOCKNV", "USBAMD", "MOCKUSBAMD"])
+@pytest.mark.parametrize("spec", ["USBAMD", "MOCKUSBAMD"])
 def test_unbuilt_drivers_say_so_and_never_fall_back(spec):
     with pytest.raises(TargetNotAvailable, match="not built"):
         devmod.open_device(spec)
+
+
+def test_missing_real_nvidia_gpu_says_what_was_looked_for(monkeypatch):
+    monkeypatch.setattr("gputwin.drivers.kernel.HostKernel.exists", lambda self, path: False)
+    with pytest.raises(TargetNotAvailable, match="/dev/nvidiactl, /dev/nvidia-uvm"):
+        devmod.open_device("NV")
+
+
+def test_mock_nv_models_sm90_and_sm80_only():
+    with pytest.raises(TargetNotAvailable, match="models sm_90, sm_80, not sm_75"):
+        devmod.open_device("MOCKNV:sm_75")
+    a, b = devmod.open_device("MOCKNV:1,MOCKNV:sm_80")
+    assert (a.arch, b.arch, a.index, b.index) == ("sm_90", "sm_80", 1, 2)
+    a.close()
+    b.close()
 
 
 def test_missing_real_amd_gpu_says_what_was_looked_for(monkeypatch):

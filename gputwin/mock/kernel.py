@@ -44,6 +44,11 @@ class MockDevice:
     def ioctl(self, state, request: int, arg: bytearray) -> int:
         raise _oserror(errno.ENOTTY, f"{type(self).__name__}: unknown {describe_request(request)}")
 
+    def ioctl_layout(self, state, request: int) -> tuple[int, int]:
+        """(bytes to copy, _IOC direction) of a request. Linux drivers whose request numbers carry no size
+        (nvidia-uvm) copy their own parameter size; such a mock overrides this."""
+        return IOC_SIZE(request), IOC_DIR(request)
+
     def mmap(self, state, addr: int, size: int, prot: int, flags: int, offset: int) -> Mapping:
         raise _oserror(errno.ENODEV, f"{type(self).__name__}: mmap not supported")
 
@@ -74,7 +79,7 @@ class MockFile(File):
         self._live()
         if self.device is None:
             raise _oserror(errno.ENOTTY, f"{self.path}: {describe_request(request)} on a regular file")
-        size, direction = IOC_SIZE(request), IOC_DIR(request)
+        size, direction = self.device.ioctl_layout(self.state, request)
         buf = bytearray(size)
         if size:
             if arg is None or ctypes.sizeof(arg) < size:
@@ -82,7 +87,12 @@ class MockFile(File):
                                              f"{0 if arg is None else ctypes.sizeof(arg)}-byte argument")
             if direction & IOC_WRITE:
                 buf[:] = ctypes.string_at(ctypes.addressof(arg), size)
-        ret = self.device.ioctl(self.state, request, buf)
+        try:
+            ret = self.device.ioctl(self.state, request, buf)
+        except OSError as e:   # some drivers (nvidia.ko) copy the block back even when the ioctl fails
+            if getattr(e, "copy_out", False) and size and direction & IOC_READ:
+                ctypes.memmove(ctypes.addressof(arg), bytes(buf), size)
+            raise
         if size and direction & IOC_READ:
             ctypes.memmove(ctypes.addressof(arg), bytes(buf), size)
         return ret

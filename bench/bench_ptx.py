@@ -1,0 +1,58 @@
+"""PTX emulator throughput: warp-instructions per second on a naive 256x256 f32 matmul (nvcc -ptx
+fixture), and the first launch of a freshly parsed module of a few hundred PTX lines. One figure per
+line: `name value unit`.
+
+    python bench/bench_ptx.py
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gputwin.emu.memory import AddressSpace
+from gputwin.emu.nv.ptx import load_module, module
+from gputwin.emu.nv.ptx.standalone import Arena, launch
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nv" / "sm_80"
+
+
+def matmul(n=256):
+    mod = load_module((FIX / "matmul.ptx").read_text())
+    ar = Arena(AddressSpace())
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    pa, pb, pc = ar.alloc(A.nbytes, A), ar.alloc(B.nbytes, B), ar.alloc(4 * n * n)
+    t, cpu = time.perf_counter(), time.process_time()
+    c = launch(ar.mem, mod, "matmul_naive", [pa, pb, pc, n], grid=(n // 16, n // 16), block=(16, 16))
+    return c, time.perf_counter() - t, time.process_time() - cpu
+
+
+def first_launch():
+    text = (FIX / "atomics.ptx").read_text() + "\n// " + str(time.time_ns())   # a module not yet cached
+    lines = text.count("\n")
+    module._CACHE.clear()
+    ar = Arena(AddressSpace())
+    n = 64
+    x = np.arange(n, dtype=np.int32)
+    g, u, f, px = ar.alloc(4 * (16 + n)), ar.alloc(8), ar.alloc(4), ar.alloc(4 * n, x)
+    t = time.perf_counter()
+    mod = load_module(text)
+    launch(ar.mem, mod, "atomics", [g, u, f, px, n], grid=(1,), block=(64,))
+    return lines, time.perf_counter() - t
+
+
+def main():
+    c, dt, cpu = matmul()
+    # the shared development machine's load inflates wall time; process CPU time is the steadier figure
+    print(f"ptx_matmul256_warp_insts_per_s {c.warp_insts / dt / 1e6:.2f} M/s (wall)")
+    print(f"ptx_matmul256_warp_insts_per_cpu_s {c.warp_insts / cpu / 1e6:.2f} M/s (process CPU time)")
+    print(f"ptx_matmul256_seconds {dt:.2f} s")
+    print(f"ptx_matmul256_warp_insts {c.warp_insts}")
+    lines, dt = first_launch()
+    print(f"ptx_first_launch_ms {dt * 1e3:.1f} ms ({lines} PTX lines)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Running a kernel: SIMT over all threads of a batch of CTAs, scheduled by minimum PC.
+
+Scheduling policy (the divergence model). Every thread has a key = (call-depth rank, PC). Each step
+picks the smallest key among runnable threads and executes that one instruction for every thread
+holding it, across all warps and CTAs of the batch at once (numpy arrays over warps x 32 lanes).
+  * Divergence: threads that branch elsewhere simply hold other keys; the lowest PC runs first.
+  * Reconvergence: compilers lay out structured code so a join point follows both sides of a branch,
+    and a loop's exit follows its body; threads that reach the join early wait there (higher PC)
+    until the others arrive, then run together again. This is the classic "min-PC" SIMT policy.
+  * Calls: a deeper call has a smaller depth rank, so threads inside a callee run (and return) before
+    their caller's other threads move past the call site; they rejoin at the instruction after it.
+  * Warp ops (shfl/vote/match/redux/activemask) see as a warp's active lanes those lanes executing the
+    same step: exactly the threads that reached that instruction together.
+  * Barriers: bar.sync parks the arriving threads; when no thread of the batch can run, every parked
+    thread is released (all live threads of their CTA have then arrived, or exited: exited threads do
+    not hold a barrier back). So CTAs re-synchronise at barriers and keep running vectorised.
+CTAs run in batches of at most MAX_BATCH_THREADS threads, in CTA order; atomics serialise colliding
+lanes in thread order, so every run is deterministic.
+
+Watchdog: a step budget (GPUTWIN_WATCHDOG_S x STEPS_PER_WATCHDOG_SECOND; every step advances a warp by
+at most one instruction, so it bounds the per-warp instruction count deterministically) and the wall
+clock (GPUTWIN_WATCHDOG_S); either one raises GpuHang.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.ops import OPS
+from gputwin.emu.nv.ptx.state import Batch
+from gputwin.errors import GpuHang
+
+MAX_BATCH_THREADS = 1 << 17
+STEPS_PER_WATCHDOG_SECOND = 1_000_000
+MAXD = 64                     # call-depth rank of the kernel body
+DEPTH = 1 << 32               # key = rank * DEPTH + pc
+WAIT = 1 << 50                # added to the key of a thread parked at a barrier
+EXIT = 1 << 52                # the key of an exited thread
+
+
+@dataclass
+class Counters:
+    warp_insts: int = 0
+    lane_ops: int = 0
+    warps: int = 0
+
+    def __iadd__(self, other):
+        self.warp_insts += other.warp_insts
+        self.lane_ops += other.lane_ops
+        self.warps += other.warps
+        return self
+
+
+class Launch:
+    def __init__(self, mem, mod, name, grid, block, params, dynamic_shared_bytes, arch):
+        self.mem, self.mod, self.name = mem, mod, name
+        self.grid = tuple(int(x) for x in (tuple(grid) + (1, 1, 1))[:3])
+        self.block = tuple(int(x) for x in (tuple(block) + (1, 1, 1))[:3])
+        if min(self.grid) < 1 or min(self.block) < 1 or np.prod(self.block) > 1024:
+            raise ValueError(f"bad launch grid={self.grid} block={self.block} (at most 1024 threads per CTA)")
+        self.params = bytes(params)
+        self.dynamic_shared_bytes = int(dynamic_shared_bytes)
+        self.arch = arch
+        self.global_addrs = module_globals(mem, mod)
+
+
+def module_globals(mem, mod) -> dict[str, int]:
+    from gputwin.emu.nv.ptx.globals import map_globals
+    return map_globals(mem, mod)
+
+
+def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: bytes = b"",
+               dynamic_shared_bytes: int = 0, arch: str = "sm_90") -> Counters:
+    """Run kernel `name` of a loaded module over AddressSpace `mem`; returns the launch's Counters."""
+    k = mod.kernels.get(name)
+    if k is None:
+        raise KeyError(f"PTX module has no kernel {name!r} (has {sorted(mod.kernels)})")
+    plan = mod.plan(name)
+    if len(params) < k.params_size:
+        raise ValueError(f"kernel {name} takes {k.params_size} bytes of parameters, got {len(params)}")
+    launch = Launch(mem, mod, name, grid, block, params, dynamic_shared_bytes, arch)
+    ncta = int(np.prod(launch.grid))
+    tpc = (int(np.prod(launch.block)) + 31) // 32 * 32
+    per = max(1, MAX_BATCH_THREADS // tpc)
+    total = Counters()
+    watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
+    budget = int(watchdog_s * STEPS_PER_WATCHDOG_SECOND)
+    deadline = time.monotonic() + watchdog_s
+    with np.errstate(all="ignore"):
+        for start in range(0, ncta, per):
+            batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
+            total += _run_batch(batch, plan, budget, deadline, watchdog_s)
+    return total
+
+
+def bind(batch: Batch, plan):
+    """Each instruction resolved against this batch's arrays: (fn, is_control)."""
+    out = []
+    for ins in plan.code:
+        spec = OPS[ins.op]
+        fn = spec.factory(ins, batch)
+        if not spec.control:
+            g = batch.guard(ins)
+            if g is not None:
+                fn = _guarded(fn, g)
+        out.append((fn, spec.control))
+    return out
+
+
+def _guarded(fn, g):
+    def run(m):
+        p = g()
+        return fn(p if m is None else (m & p))
+    return run
+
+
+def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
+    code = bind(b, plan)
+    T_, W = b.T, b.W
+    key = np.where(b.valid, np.int64(MAXD * DEPTH), np.int64(EXIT))
+    b.key = key
+    b.stack = np.zeros((plan.max_depth + 1, T_), np.int64)
+    c = Counters(warps=int(b.valid.reshape(W, 32).any(1).sum()))
+    full_mask = b.valid.all()
+    conv, mn, mask = False, 0, None
+    steps = 0
+    while True:
+        if not conv:
+            mn = int(key.min())
+            if mn >= WAIT:
+                if mn >= EXIT:
+                    break
+                parked = (key >= WAIT) & (key < EXIT)      # nobody can run: release every barrier
+                key[parked] -= WAIT
+                for finish in b.pending_red:               # bar.red results, now that all have arrived
+                    finish()
+                b.pending_red.clear()
+                continue
+            mask = key == mn
+            full = full_mask and bool(mask.all())
+        pc = mn & (DEPTH - 1)
+        fn, control = code[pc]
+        if full:
+            c.warp_insts += W
+            c.lane_ops += T_
+        else:
+            c.warp_insts += int(mask.reshape(W, 32).any(1).sum())
+            c.lane_ops += int(np.count_nonzero(mask))
+        steps += 1
+        b.steps = steps
+        if control:
+            b.cur_key = mn
+            fn(None if full else mask)
+            conv = False
+        else:
+            fn(None if full else mask)
+            if full:
+                key += 1
+                mn += 1
+                conv = True
+            else:
+                key[mask] += 1
+                conv = False
+        if steps & 1023 == 0:
+            if steps > budget or time.monotonic() > deadline:
+                ins = plan.code[pc]
+                raise GpuHang(f"PTX kernel {plan.kernel} still running after {steps} steps "
+                              f"(GPUTWIN_WATCHDOG_S={watchdog_s:g}); last at PTX line {ins.line} ({ins.text})")
+    return c
+
+
+__all__ = ["run_kernel", "Counters", "PtxError"]

@@ -1,0 +1,250 @@
+"""Control flow: bra, call/ret (with the .param ABI), exit, trap, barriers; fences are no-ops.
+
+Control instructions move the threads' keys themselves (see executor.py for the key = (call-depth
+rank, PC) scheduling); b.cur_key is the key every executing thread holds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.ops import op, unmodelled
+from gputwin.emu.nv.ptx.parser import Vec
+from gputwin.errors import GpuFault
+
+DEPTH = 1 << 32
+WAIT = 1 << 50
+EXIT = 1 << 52
+MAXD = 64
+
+
+def _split(b, ins, m):
+    """(taken, not_taken) masks of the guarded instruction among the executing threads m."""
+    g = b.guard(ins)
+    if g is None:
+        return m, None
+    p = g()
+    if m is None:
+        return p, ~p
+    return m & p, m & ~p
+
+
+def _set(key, m, value):
+    if m is None:
+        key[...] = value
+    else:
+        key[m] = value
+
+
+def _advance(key, m):
+    if m is not None:
+        key[m] += 1
+
+
+@op("bra", "brx", control=True)
+def bra(ins, b):
+    if ins.op == "brx":
+        raise unmodelled(ins, "indirect branch")
+    tgt = ins.target
+    g = b.guard(ins)
+
+    def run(m):
+        key = b.key
+        base = b.cur_key - (b.cur_key & (DEPTH - 1))
+        if g is None:
+            _set(key, m, base + tgt)
+            return
+        p = g()
+        taken = p if m is None else (m & p)
+        key[taken] = base + tgt
+        nt = ~p if m is None else (m & ~p)
+        key[nt] += 1
+    return run
+
+
+@op("exit", control=True)
+def exit_(ins, b):
+    def run(m):
+        t, nt = _split(b, ins, m)
+        _set(b.key, t, EXIT)
+        if nt is not None:
+            b.key[nt] += 1
+    return run
+
+
+@op("ret", control=True)
+def ret(ins, b):
+    def run(m):
+        t, nt = _split(b, ins, m)
+        depth = MAXD - (b.cur_key // DEPTH)
+        if depth == 0:
+            _set(b.key, t, EXIT)
+        else:
+            back = (MAXD - (depth - 1)) * DEPTH
+            if t is None:
+                b.key[...] = back + b.stack[depth - 1]
+            else:
+                b.key[t] = back + b.stack[depth - 1][t]
+        if nt is not None:
+            b.key[nt] += 1
+    return run
+
+
+def _call_parts(ins):
+    """(return param names, target name, argument param names) of a call."""
+    args = list(ins.args)
+    rets = []
+    if args and isinstance(args[0], Vec):
+        rets = [x.name for x in args.pop(0).items]
+    target = args.pop(0).name
+    params = [x.name for x in args.pop(0).items] if args and isinstance(args[0], Vec) else []
+    if args:
+        raise unmodelled(ins, "call with a prototype (indirect call)")
+    return rets, target, params
+
+
+def _copy_slots(b, ins, pairs, m):
+    for src, dst in pairs:
+        if m is None:
+            dst[...] = src[:, :dst.shape[1]] if src.shape[1] >= dst.shape[1] else 0
+            if src.shape[1] < dst.shape[1]:
+                dst[:, :src.shape[1]] = src
+        else:
+            k = min(src.shape[1], dst.shape[1])
+            dst[m, :k] = src[m, :k]
+
+
+def _slot(b, ins, fn, name):
+    key = (fn, name)
+    if key not in b.plan.pslots:
+        raise PtxError(f"{name} is not a .param of {fn}", line=ins.line, token=name)
+    return b.pslots[b.plan.pslots[key][0]]
+
+
+@op("call", control=True)
+def call(ins, b):
+    rets, target, params = _call_parts(ins)
+    callee = b.mod_functions[target]
+    if len(params) != len(callee.params) or len(rets) != len(callee.rets):
+        raise PtxError(f"call to {target} with {len(params)} arguments / {len(rets)} results; it takes "
+                       f"{len(callee.params)} / {len(callee.rets)}", line=ins.line, token=target)
+    pairs = [(_slot(b, ins, ins.fn, a), _slot(b, ins, target, p.name)) for a, p in zip(params, callee.params)]
+    entry = b.plan.func_base[target]
+
+    def run(m):
+        t, nt = _split(b, ins, m)
+        if t is not None and not t.any():
+            b.key[nt] += 1
+            return
+        depth = MAXD - (b.cur_key // DEPTH)
+        if depth + 1 > b.plan.max_depth:
+            raise GpuFault(f"call depth exceeded at PTX line {ins.line}", kind="stack")
+        _copy_slots(b, ins, pairs, t)
+        here = b.cur_key & (DEPTH - 1)
+        if t is None:
+            b.stack[depth][...] = here + 1
+        else:
+            b.stack[depth][t] = here + 1
+        _set(b.key, t, (MAXD - depth - 1) * DEPTH + entry)
+        if nt is not None:
+            b.key[nt] += 2                        # skip the call and its return step
+    return run
+
+
+@op("callret")
+def callret(ins, b):
+    rets, target, params = _call_parts(ins)
+    callee = b.mod_functions[target]
+    pairs = [(_slot(b, ins, target, r.name), _slot(b, ins, ins.fn, a)) for a, r in zip(rets, callee.rets)]
+    return lambda m: _copy_slots(b, ins, pairs, m)
+
+
+@op("trap", control=True)
+def trap(ins, b):
+    def run(m):
+        t, nt = _split(b, ins, m)
+        if t is None or t.any():
+            raise GpuFault(f"trap at PTX line {ins.line}", kind="trap")
+        b.key[nt] += 1
+    return run
+
+
+@op("brkpt", control=True)
+def brkpt(ins, b):
+    def run(m):
+        raise GpuFault(f"brkpt at PTX line {ins.line}", kind="trap")
+    return run
+
+
+@op("bar", "barrier", control=True)
+def bar(ins, b):
+    if "warp" in ins.mods:                         # bar.warp.sync (__syncwarp): lanes of a step are in step
+        def warp_sync(m):
+            if m is None:
+                b.key += 1
+            else:
+                b.key[m] += 1
+        return warp_sync
+    if "cluster" in ins.mods:
+        raise unmodelled(ins, "cluster barriers")
+    kind = [x for x in ins.mods if x in ("sync", "arrive", "red")]
+    if not kind:
+        kind = ["sync"]                            # bar 0 == bar.sync 0 (old spelling)
+    if ins.pred is not None:
+        raise unmodelled(ins, "predicated barrier")
+    if kind[0] == "red":
+        return _bar_red(ins, b)
+    if ins.pred is not None:
+        raise unmodelled(ins, "predicated barrier")
+    if kind[0] == "arrive":
+        def arrive(m):                             # arrive never waits
+            if m is None:
+                b.key += 1
+            else:
+                b.key[m] += 1
+        return arrive
+
+    def sync(m):
+        if m is None:
+            b.key += WAIT + 1
+        else:
+            b.key[m] += WAIT + 1
+    return sync
+
+
+@op("membar", "fence", "nanosleep", "pmevent")
+def nop(ins, b):
+    return lambda m: None                          # a sequential model: every access is already ordered
+
+
+def _bar_red(ins, b):
+    """bar.red.popc.u32 d, a{, b}, {!}c / bar.red.and|or.pred p, a{, b}, {!}c: a barrier whose result, the
+    CTA-wide reduction of c over the threads that arrived, is written when the barrier releases."""
+    red = [x for x in ins.mods if x in ("popc", "and", "or")]
+    if not red:
+        raise unmodelled(ins)
+    red = red[0]
+    dst = b.dst(ins, ins.args[0], "u32" if red == "popc" else "pred")
+    cpred = b.src(ins, ins.args[-1], "pred")
+    ncta = b.nctas
+
+    def run(m):
+        arrived = np.ones(b.T, bool) if m is None else m.copy()
+        c = np.broadcast_to(cpred(), (b.T,)).copy()
+
+        def finish():
+            per = (c & arrived).reshape(ncta, -1)
+            live = arrived.reshape(ncta, -1)
+            if red == "popc":
+                v = per.sum(axis=1).astype(np.uint32)
+            elif red == "and":
+                v = (per | ~live).all(axis=1)
+            else:
+                v = per.any(axis=1)
+            dst(np.repeat(v, b.tpc_padded), arrived)
+        b.pending_red.append(finish)
+        if m is None:
+            b.key += WAIT + 1
+        else:
+            b.key[m] += WAIT + 1
+    return run

@@ -1,0 +1,269 @@
+"""Execution model: divergence and reconvergence, inactive lanes, barriers, local memory, faults, trap,
+the watchdog, fail-closed planning and parse errors."""
+import numpy as np
+import pytest
+
+from gputwin.emu.nv.ptx import PtxError, load_module
+from gputwin.errors import GpuFault, GpuHang, MemoryFault
+from tests.emu.nv.ptx.rig import Rig
+
+HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def kernel(body, params=".param .u64 out", decls=""):
+    return HEAD + f""".visible .entry k({params})
+{{
+.reg .b32 %r<16>;
+.reg .b64 %rd<16>;
+.reg .pred %p<8>;
+.reg .f32 %f<8>;
+{decls}
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd0, [out];
+mad.wide.u32 %rd1, %r0, 4, %rd0;
+{body}
+ret;
+}}
+"""
+
+
+def run(text, n=32, nbytes=None, grid=(1,), **kw):
+    r = Rig()
+    out = r.buf(np.full((nbytes or 4 * n * grid[0]) // 4, 0xDEAD, np.uint32))
+    c = r.run(load_module(text), "k", [out], grid=grid, block=(n,), **kw)
+    return r.get(out, np.uint32, (nbytes or 4 * n * grid[0]) // 4), c
+
+
+def test_predicated_store_leaves_inactive_lanes_alone():
+    got, c = run(kernel("setp.lt.u32 %p1, %r0, 5;\n@%p1 st.global.u32 [%rd1], %r0;"))
+    assert got.tolist() == list(range(5)) + [0xDEAD] * 27
+    assert c.warps == 1
+
+
+def test_divergent_branches_reconverge_for_warp_ops():
+    body = """
+    and.b32 %r1, %r0, 1;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra EVEN;
+    mul.lo.u32 %r2, %r0, 100;
+    bra JOIN;
+EVEN:
+    add.u32 %r2, %r0, 1000;
+JOIN:
+    activemask.b32 %r3;
+    shfl.sync.idx.b32 %r4, %r2, 3, 31, -1;
+    add.u32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [(0xFFFFFFFF + 300) & 0xFFFFFFFF] * 32   # all lanes back together; lane 3 had 300
+
+
+def test_warp_ops_see_only_the_lanes_that_arrived():
+    body = """
+    setp.lt.u32 %p1, %r0, 10;
+    @!%p1 bra DONE;
+    activemask.b32 %r3;
+    setp.ne.u32 %p2, %r0, 4;
+    vote.sync.ballot.b32 %r4, %p2, %r3;
+    add.u32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+DONE:
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [(0x3FF + (0x3FF & ~0x10)) & 0xFFFFFFFF] * 10 + [0xDEAD] * 22
+
+
+def test_data_dependent_loop_and_partial_warp():
+    body = """
+    mov.u32 %r2, 0;
+    mov.u32 %r3, %r0;
+LOOP:
+    setp.eq.u32 %p1, %r3, 0;
+    @%p1 bra OUT;
+    add.u32 %r2, %r2, %r3;
+    sub.u32 %r3, %r3, 1;
+    bra LOOP;
+OUT:
+    st.global.u32 [%rd1], %r2;
+    """
+    got, c = run(kernel(body), n=40)
+    assert got.tolist() == [t * (t + 1) // 2 for t in range(40)]
+    assert c.warps == 2 and c.lane_ops < 32 * c.warp_insts
+
+
+def test_barrier_orders_shared_memory_across_warps():
+    body = """
+    mov.u32 %r1, sm;
+    shl.b32 %r2, %r0, 2;
+    add.u32 %r3, %r1, %r2;
+    mul.lo.u32 %r4, %r0, 3;
+    st.shared.u32 [%r3], %r4;
+    bar.sync 0;
+    sub.u32 %r5, 127, %r0;
+    shl.b32 %r6, %r5, 2;
+    add.u32 %r7, %r1, %r6;
+    ld.shared.u32 %r8, [%r7];
+    st.global.u32 [%rd1], %r8;
+    """
+    got, _ = run(kernel(body, decls=".shared .align 4 .b32 sm[128];"), n=128)
+    assert got.tolist() == [(127 - t) * 3 for t in range(128)]
+
+
+def test_dynamic_shared_memory_and_generic_addressing():
+    body = """
+    mov.u64 %rd2, dyn;
+    cvta.shared.u64 %rd3, %rd2;
+    mul.wide.u32 %rd4, %r0, 4;
+    add.u64 %rd5, %rd3, %rd4;
+    st.u32 [%rd5], %r0;
+    bar.sync 0;
+    xor.b32 %r1, %r0, 1;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.u64 %rd7, %rd3, %rd6;
+    ld.u32 %r2, [%rd7];
+    st.global.u32 [%rd1], %r2;
+    """
+    text = HEAD + ".extern .shared .align 16 .b8 dyn[];\n" + kernel(body)[len(HEAD):]
+    got, _ = run(text, n=64, dynamic_shared_bytes=256)
+    assert got.tolist() == [t ^ 1 for t in range(64)]
+    with pytest.raises(MemoryFault, match="shared access outside"):
+        run(text, n=64, dynamic_shared_bytes=128)
+
+
+def test_local_memory_is_per_thread():
+    body = """
+    mov.u64 %rd2, loc;
+    st.local.u32 [%rd2], %r0;
+    st.local.u32 [%rd2+4], 7;
+    ld.local.u32 %r1, [%rd2];
+    ld.local.u32 %r2, [%rd2+4];
+    add.u32 %r3, %r1, %r2;
+    st.global.u32 [%rd1], %r3;
+    """
+    got, _ = run(kernel(body, decls=".local .align 4 .b8 loc[8];"))
+    assert got.tolist() == [t + 7 for t in range(32)]
+
+
+def test_out_of_bounds_global_access_faults_with_address_and_line():
+    body = "add.u64 %rd2, %rd1, 4096;\nst.global.u32 [%rd2], %r0;"
+    text = kernel(body)
+    with pytest.raises(MemoryFault, match=r"PTX line 1[0-9]") as e:
+        run(text)
+    assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write
+
+
+def test_misaligned_access_faults():
+    with pytest.raises(MemoryFault, match="misaligned 4-byte global") as e:
+        run(kernel("add.u64 %rd2, %rd1, 2;\nld.global.u32 %r1, [%rd2];"))
+    assert e.value.address % 4 == 2
+
+
+def test_trap_is_a_gpu_fault_of_kind_trap():
+    with pytest.raises(GpuFault, match="trap at PTX line") as e:
+        run(kernel("setp.eq.u32 %p1, %r0, 7;\n@%p1 trap;"))
+    assert e.value.kind == "trap"
+
+
+def test_runaway_kernel_is_a_hang(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.01")
+    with pytest.raises(GpuHang, match="GPUTWIN_WATCHDOG_S"):
+        run(kernel("SPIN:\nbra SPIN;"))
+
+
+def test_unmodelled_instruction_fails_its_kernel_naming_line():
+    text = kernel("dp4a.u32.u32 %r1, %r2, %r3, %r4;")
+    mod = load_module(text)                      # the module loads: other kernels in it stay usable
+    assert mod.kernels["k"].params_size == 8
+    with pytest.raises(PtxError, match=r"PTX line 14: instruction dp4a\.u32\.u32 is not modelled"):
+        run(text)
+
+
+def test_parse_errors_name_line_and_token():
+    with pytest.raises(PtxError, match=r"PTX line 4: .*at '\?'"):
+        load_module(HEAD + ".visible .entry k() { ? }")
+
+
+def test_clock_is_deterministic_and_lanemasks():
+    body = """
+    mov.u32 %r1, %clock;
+    mov.u32 %r2, %lanemask_lt;
+    mov.u32 %r3, %clock;
+    sub.u32 %r4, %r3, %r1;
+    add.u32 %r5, %r4, %r2;
+    st.global.u32 [%rd1], %r5;
+    """
+    a, _ = run(kernel(body))
+    b, _ = run(kernel(body))
+    assert a.tolist() == b.tolist() == [8 + (1 << t) - 1 for t in range(32)]
+
+
+def test_multi_cta_batches_and_ctaid():
+    body = """
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mad.lo.u32 %r3, %r1, %r2, %r0;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.u64 %rd3, %rd0, %rd2;
+    st.global.u32 [%rd3], %r1;
+    """
+    import gputwin.emu.nv.ptx.executor as ex
+    old = ex.MAX_BATCH_THREADS
+    try:
+        ex.MAX_BATCH_THREADS = 64                        # force several batches
+        got, c = run(kernel(body), n=32, grid=(5,))
+    finally:
+        ex.MAX_BATCH_THREADS = old
+    assert got.tolist() == [t // 32 for t in range(160)]
+    assert c.warps == 5
+
+
+def test_cp_async_copies_and_zero_fills():
+    body = """
+    mov.u32 %r1, sm;
+    shl.b32 %r2, %r0, 4;
+    add.u32 %r3, %r1, %r2;
+    ld.param.u64 %rd2, [src];
+    mul.wide.u32 %rd3, %r0, 16;
+    add.u64 %rd4, %rd2, %rd3;
+    cp.async.cg.shared.global [%r3], [%rd4], 16, %r0;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    bar.sync 0;
+    ld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3];
+    add.u32 %r8, %r4, %r7;
+    st.global.u32 [%rd1], %r8;
+    """
+    text = kernel(body, params=".param .u64 out, .param .u64 src", decls=".shared .align 16 .b8 sm[512];")
+    r = Rig()
+    src = np.arange(4 * 32, dtype=np.uint32) + 1
+    out, psrc = r.buf(nbytes=128), r.buf(src)
+    r.run(load_module(text), "k", [out, psrc], block=(32,))
+    # thread t copies min(t, 16) bytes of its 16 and zero-fills the rest: words 0 and 3 of row t
+    def kept(word, first_byte, t):
+        nbytes = max(0, min(4, t - first_byte))
+        return int(word) & ((1 << (8 * nbytes)) - 1)
+    ref = [kept(src[4 * t], 0, t) + kept(src[4 * t + 3], 12, t) for t in range(32)]
+    assert r.get(out, np.uint32, 32).tolist() == ref
+
+
+def test_syncwarp_does_not_wait_for_other_warps():
+    body = """
+    setp.lt.u32 %p1, %r0, 32;
+    @%p1 bra FIRST;
+    bar.warp.sync -1;
+    st.global.u32 [%rd1], 2;
+    bra END;
+FIRST:
+    bar.warp.sync -1;
+    st.global.u32 [%rd1], 1;
+END:
+    """
+    got, _ = run(kernel(body), n=64)
+    assert got.tolist() == [1] * 32 + [2] * 32
+
+
+def test_unmodelled_variant_fails_before_anything_runs():
+    text = kernel("atom.global.add.noftz.f16x2 %r1, [%rd1], %r0;\nst.global.u32 [%rd1], 1;")
+    with pytest.raises(PtxError, match=r"atom\.global\.add\.noftz\.f16x2 is not modelled"):
+        run(text)
