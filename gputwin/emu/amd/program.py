@@ -145,7 +145,7 @@ class Program:
             return (_raiser(IllegalInstruction(f"no instruction at code offset {pc:#x}")), pc, None)
         from gputwin.emu.amd.isa import decode
         try:
-            inst = decode(self.code, self.arch, pc, wave64=self.wave64)
+            inst = decode(self.code, self.arch, pc, wave64=self.wave64, strict=False)
         except GpuFault as e:
             e.pc = None          # the decoder reports a code offset; the executor fills the address
             return (_raiser(e), pc, None)

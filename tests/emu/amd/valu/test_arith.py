@@ -222,8 +222,8 @@ def test_f16_true16_register_halves_in_vop2():
     g = group(1)
     fill(g, 1, np.uint32((int(f16(2.0)) << 16) | int(f16(3.0))))
     fill(g, 0, np.uint32(0x5555AAAA))
-    # v_add_f16 v0.h, v1.h, v1.l is encoded with VGPR index + 128 for the high halves
-    execute(g, inst("v_add_f16", "VOP2", vdst=V(128), src0=V(129), src1=V(1)))
+    # v_add_f16 v0.h, v1.h, v1.l: the decoder reports the VGPR fields' bit 7 (high half) as op_sel
+    execute(g, inst("v_add_f16", "VOP2", vdst=V(0), src0=V(1), src1=V(1), op_sel=(True, False, False, True)))
     assert g.vgpr(0)[0, 0] == (int(f16(5.0)) << 16) | 0xAAAA
 
 
