@@ -11,7 +11,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import arith, cmp, cvt, dpp, fast, fspecial, intops, packed, trans, vopd
+from . import arith, cmp, cvt, dpp, fast, fspecial, interp, intops, packed, trans, vopd
 from .fp import FMTS, Mode
 from .lane import SPECIAL
 from .operands import SHORT_ENCODINGS, WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
@@ -33,6 +33,8 @@ def prepare(inst):
             if vopd.half_name(h.op) not in vopd.OPS and vopd.half_name(h.op) not in OPS:
                 raise IllegalInstruction(f"VOPD half {h.op} is not modelled")
         return lambda group: vopd.execute(group, inst, OPS.get, _fetch, _run_op)
+    if inst.encoding == "VINTERP":
+        return interp.build(inst)
     name = inst.op
     special = SPECIAL.get(name)
     if special is not None:
