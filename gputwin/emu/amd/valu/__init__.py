@@ -11,7 +11,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import arith, cmp, cvt, dpp, fast, fspecial, interp, intops, packed, trans, vopd
+from . import arith, cmp, cvt, dpp, fast, fspecial, interp, intops, packed, packed_f32, trans, vopd
 from .fp import FMTS, Mode
 from .lane import SPECIAL
 from .operands import SHORT_ENCODINGS, WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
@@ -41,6 +41,8 @@ def prepare(inst):
         return lambda group: special(group, inst, group.exec)
     if name in packed.OPS:
         return lambda group: packed.execute(group, inst)
+    if name in packed_f32.OPS:
+        return packed_f32.build(inst)
     op = OPS.get(name)
     if op is None:
         raise IllegalInstruction(f"VALU instruction {name} ({inst.encoding}) is not modelled")
