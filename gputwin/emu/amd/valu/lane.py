@@ -67,9 +67,12 @@ def _permlane(cross: bool):
 
 
 def permlane64(group, inst, mask):
+    """Swap the two 32-lane halves of a wave64; in wave32 the guide's pseudocode is s_nop (hardware-recorded:
+    VDST keeps its value)."""
+    if not group.wave64:
+        return
     src = np.broadcast_to(read(group, inst, "src0", "b32"), (group.n, group.lanes))
-    if group.wave64:
-        src = np.concatenate([src[:, 32:], src[:, :32]], axis=1)
+    src = np.concatenate([src[:, 32:], src[:, :32]], axis=1)
     write_vdst(group, inst, "b32", src, mask)
 
 

@@ -2,9 +2,11 @@
 
 Packed operand rules (RDNA3 ISA guide, VOP3P): for source i the low result half reads the half chosen
 by op_sel[i] and the high result half the half chosen by op_sel_hi[i]; neg applies to the low half,
-neg_hi to the high half (float ops only). An inline constant is its 16-bit encoding in the low half
-with a zero high half (what clang-19 relies on: (x, y) + (2.0, 0.0) is emitted as `v_pk_add_f16 v, v, 2.0`
-and (3, 3) as `... 3 op_sel_hi:[1,0]`); a literal is used as its 32 bits. v_pk_fmac_f16 / v_dot2acc_f32_f16 are VOP2: no op_sel, the
+neg_hi to the high half (float ops only). On an f16/bf16 operand an inline constant is its 16-bit encoding
+in the low half with a zero high half (clang-19 emits (x, y) + (2.0, 0.0) as `v_pk_add_f16 v, v, 2.0`); on
+a 16-bit integer operand it is the 32-bit constant: integers sign-extended (clang emits (x, y) + (-1, -1) as
+`v_pk_add_u16 v, v, -1` and (3, 3) as `... 3 op_sel_hi:[1,0]`), float codes the f32 pattern (hardware-
+recorded: v_pk_add_u16 of (5, 3) and 2.0 with op_sel_hi:[1,1] gives (5, 0x4003)). A literal is its 32 bits. v_pk_fmac_f16 / v_dot2acc_f32_f16 are VOP2: no op_sel, the
 destination is the accumulator. For v_fma_mix*, op_sel_hi[i] says f16 (1) or f32 (0) and neg_hi is
 abs. Each half of a packed op runs the scalar 16-bit table entry (same NaN/denormal/clamp rules).
 DPP (v_fma_mix*, v_dot2_f32_f16: the VOP3P entries LLVM gives a DPP form) moves src0's 32 bits across
@@ -48,8 +50,10 @@ def _src32(group, inst, role: str, half_type: str | None, moved0=None):
     if op is None and role == "src2" and inst.op in _VOP2_ACC:
         role = "vdst"
         op = inst.operands[role]
-    if op is not None and op.kind == "const" and half_type in ("f16", "bf16", "i16", "u16", "b16"):
+    if op is not None and op.kind == "const" and half_type in ("f16", "bf16"):
         return np.asarray(U32(inline_const(op.index, half_type)))
+    if op is not None and op.kind == "const" and half_type in ("i16", "u16", "b16"):
+        return np.asarray(U32(inline_const(op.index, "b32")))   # 32 bits: sign-extended, or the f32 pattern
     return np.asarray(read(group, inst, role, half_type if half_type in ("f32", "u32", "i32") else "b32"))
 
 
