@@ -25,7 +25,7 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_(dual_)?dot2(acc|c)?_(f32|f16|bf16)_(f16|bf16)", APPROXIMATE,
      "float dot product: exact products summed in float64, one rounding (hardware order not modelled)",
      "docs/valu.md"),
-    (r"v_wmma_(f32|f16|bf16)_16x16x16_(f16|bf16)", APPROXIMATE,
+    (r"v_wmma_(f32|f16|bf16)_16x16x16_(f16|bf16|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8)", APPROXIMATE,
      "WMMA float: products and C summed in float64, one rounding (hardware order not modelled)", "docs/valu.md"),
     (r"v_mfma_f32_\w+", APPROXIMATE,
      "MFMA float: C + products in k order in float64, one rounding (hardware tree not documented)",

@@ -295,9 +295,9 @@ def test_mode_reads_without_the_emulation_bits_and_rejects_writing_them():
         run12("s_getreg_b32 s0, hwreg(3, 0, 32)")
 
 
-def test_wmma_with_gfx12_layouts_fails_closed_rather_than_running_gfx11_semantics():
+def test_gfx12_wmma_forms_without_a_model_fail_closed_rather_than_running_gfx11_semantics():
     with pytest.raises(IllegalInstruction, match="WMMA"):
-        run12("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]", n=1)
+        run12("v_swmmac_f32_16x16x32_f16 v[0:7], v[8:11], v[12:19], v20", n=1)
 
 
 def test_buffer_atomics_return_the_old_value_only_with_th_atomic_return():
