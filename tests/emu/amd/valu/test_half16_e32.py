@@ -144,3 +144,23 @@ def test_vopc_f16_compares_high_halves():
         want = _f16(hi) < _f16(hi3)
     got = (g.s[0][:, None].astype(np.uint64) >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
     assert np.array_equal(got.astype(bool), want)
+
+
+def test_dpp16_source_high_half_moves_across_lanes():
+    lo, hi = _data(7, n=1)
+    lo3, _ = _data(8, n=1)
+    # v_add_f16_dpp v1.h, v2.h, v3.l row_shl:1 row_mask:0xf bank_mask:0xf (LLVM's encoding of the .l form,
+    # fa060264 020101ff, with bit 7 set in VDST and in the DPP dword's VGPR byte)
+    g = _run_words([_vop2(V_ADD_F16, 0x81, 3, 0xFA), 0xFF010100 | 0x82],
+                   {1: 0x0000BEEF, 2: lo | hi << 16, 3: lo3}, n=1)
+    got = g.vgpr(1)[0]
+    for lane in range(32):
+        if lane % 16 == 15:                                   # shifted in from outside the row: no write
+            assert got[lane] == 0x0000BEEF
+            continue
+        with np.errstate(all="ignore"):
+            want = int((_f16(hi[0, lane + 1]) + _f16(lo3[0, lane])).view(np.uint16))
+        if _is_nan16(want):
+            assert _is_nan16(int(got[lane]) >> 16)
+        else:
+            assert got[lane] == want << 16 | 0xBEEF, lane
