@@ -91,3 +91,40 @@ def test_ignored_src2_field_executes_as_the_two_source_form():
     fn, nxt, inst = prog.step(0)
     assert inst is not None and nxt == 8 and inst.op == "v_add_f32"     # no literal dword is consumed
     assert list(inst.operands) == ["vdst", "src0", "src1"]
+
+
+@pytest.mark.parametrize("arch,fixture,wave64", [
+    ("gfx1100", "fixtures/amd/cl/control.hsaco", False),
+    ("gfx1201", "fixtures/amd/cl/gfx1201/memory.hsaco", False),
+    ("gfx942", "fixtures/amd/cl/gfx942/pkf32.hsaco", True),
+])
+def test_bit_flipped_clang_code_raises_only_gputwin_errors(arch, fixture, wave64):
+    """Issue 11 defect 7: mutated compiler output leaked IndexError/TypeError. Flip 1-3 bits of a random
+    instruction of a real kernel, decode it as the emulator does and run it alone: every outcome is a
+    result or a gputwin error (GpuFault subclasses), never a Python/numpy exception."""
+    import pathlib
+    import random
+
+    from gputwin.abi.code_object import CodeObject
+    from gputwin.errors import GpuFault
+
+    root = pathlib.Path(__file__).resolve().parents[4]
+    co = CodeObject((root / fixture).read_bytes())
+    text = next(co.data[s.offset:s.offset + s.size] for s in co.sections if s.name == ".text")
+    rng = random.Random(f"flip-{arch}")
+    outcomes = set()
+    for _ in range(200):
+        off = rng.randrange(len(text) // 4) * 4
+        word = bytearray(text[off:off + 12].ljust(12, b"\0"))
+        for _ in range(rng.choice((1, 2, 3))):
+            bit = rng.randrange(64)
+            word[bit // 8] ^= 1 << (bit % 8)
+        try:
+            inst = decode(bytes(word), arch, wave64=wave64, strict=False)
+            run_dispatch(AddressSpace(), Dispatch(0x1000, code=bytes(word[:inst.size]) + S_ENDPGM[
+                "gfx942" if arch == "gfx942" else "gfx1100"], block=(64 if wave64 else 32, 1, 1), wave64=wave64,
+                lds_bytes=rng.choice((0, 256))), arch=arch)
+            outcomes.add("ran")
+        except GpuFault as e:
+            outcomes.add(type(e).__name__)
+    assert "ran" in outcomes and "IllegalInstruction" in outcomes     # the loop exercised both paths
