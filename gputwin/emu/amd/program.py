@@ -17,7 +17,7 @@ _BUILDERS = {
     "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": sopk.build, "SOPC": salu.build_sopc,
     "SOPP": sopp.build, "SMEM": smem.build, "DS": lds.build,
     "FLAT": vmem.build, "GLOBAL": vmem.build, "SCRATCH": vmem.build,
-    "MUBUF": mubuf.build,
+    "MUBUF": mubuf.build, "MTBUF": mubuf.build,
 }
 MAX_CACHED = 64
 
