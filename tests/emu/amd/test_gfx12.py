@@ -312,3 +312,20 @@ def test_buffer_atomics_return_the_old_value_only_with_th_atomic_return():
     assert g.vgpr(2)[0].tolist() == [1000] * 32                    # no return: VDATA untouched
     mem = arena.array(va, np.uint32, 64)
     assert mem[:32].tolist() == (lane * 10 + 1).tolist() and mem[32:].tolist() == ((lane + 32) * 10 + 1000).tolist()
+
+
+def test_permlane16_var_takes_each_lanes_select_from_a_vgpr():
+    """Hardware-recorded on RDNA4 (tinygrad test/amd/hw/test_rdna4_permlane_var.py): lane l selects lane
+    (l ^ 15) of its row / lane (l & 15) of the other row; plus FI / BOUND_CTRL on an inactive source lane."""
+    lane = np.arange(32, dtype=np.uint32)
+    g = run12("v_permlane16_var_b32 v2, v0, v1\nv_permlanex16_var_b32 v3, v0, v4", n=1,
+              vgprs={0: lane, 1: lane ^ 15, 4: lane})
+    assert [int(g.vgpr(2)[0, i]) for i in (0, 5, 15, 16, 21, 31)] == [15, 10, 0, 31, 26, 16]
+    assert [int(g.vgpr(3)[0, i]) for i in (0, 5, 15, 16, 21, 31)] == [16, 21, 31, 0, 5, 15]
+    # lane 3 off: lane 12 (which reads lane 3) keeps v5 without FI/BOUND_CTRL, reads 0 with BOUND_CTRL,
+    # reads lane 3's data with FI
+    code = ("s_mov_b32 exec_lo, 0xfffffff7\nv_permlane16_var_b32 v5, v0, v1\n"
+            "v_permlane16_var_b32 v6, v0, v1 op_sel:[0,1]\nv_permlane16_var_b32 v7, v0, v1 op_sel:[1,0]")
+    g = run12(code, n=1, vgprs={0: 100 + lane, 1: lane ^ 15, 5: 7, 6: 7, 7: 7})
+    assert (int(g.vgpr(5)[0, 12]), int(g.vgpr(6)[0, 12]), int(g.vgpr(7)[0, 12])) == (7, 0, 103)
+    assert int(g.vgpr(5)[0, 3]) == 7 and int(g.vgpr(5)[0, 4]) == 111            # inactive lane / normal lane
