@@ -11,9 +11,9 @@ re-typed as plain numbers):
   pack), snippets that project runs on real RDNA3 as well as on its emulator (tables further down).
 One REMU row is left out on purpose: v_cndmask_b32_e64 of neg(+0.0) expecting +0.0; HWTEST records
 -0.0 on hardware for that case and gputwin agrees with the hardware (test_cndmask_neg_zero below).
-One REMU encoding was adjusted: v_ashrrev_i16 words carried a non-zero unused src2 field, which
-gputwin rejects as reserved bits (fail closed; see docs/valu.md "Known differences"); the rows below
-use src2 = 0 with the same src0/src1 and expected values.
+One REMU encoding was adjusted: v_ashrrev_i16 words carried a non-zero unused src2 field, which the
+strict (LLVM) decoder rejects; the emulator's execution-mode decoder now ignores it as the hardware does
+(docs/isa.md "Decoder modes", tests/emu/amd/isa/test_decode_modes.py). The rows below keep src2 = 0.
 """
 import struct
 import time
