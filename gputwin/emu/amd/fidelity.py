@@ -35,6 +35,8 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_frexp_(mant|exp)_\w+", DECISION, "frexp of +-inf / NaN (mant: the input; exp: 0)", "docs/valu.md"),
     (r"v_cvt_norm_[iu]16_f16", DECISION, "f16_to_snorm/unorm: rounding ties to even (the guide says only "
      "'0.5 ULP accuracy, supports rounding')", "gputwin/emu/amd/valu/cvt.py"),
+    (r"v_mullit_f32", DECISION, "0 * x = +0 (the guide's description; its pseudocode writes a plain multiply)",
+     "gputwin/emu/amd/valu/arith.py"),
     (r"v_trig_preop_f64", DECISION, "2/pi bits and scaling as the guide's pseudocode reads", "docs/valu.md"),
 ))
 

@@ -384,6 +384,8 @@ TINYHW2 = [
     ('pk_add_u16 float constant is 32 bits', 's_mov_b32 s0, 0x30005\nv_mov_b32 v0, s0\nv_pk_add_u16 v1, v0, 2.0', 'v1', 0x40030005),
     ('fmac_f16 e32 vdst.h accumulates the high half', 's_mov_b32 s0, 0x3800dead\nv_mov_b32 v0, s0\nv_mov_b32 v1, 0x4000\n'
      'v_mov_b32 v2, 0x4200\n.long 0x6d000501', 'v0', 0x4680dead),
+    ('mullit valid guard', 'v_mov_b32 v0, 2.0\nv_mov_b32 v1, 0x40400000\nv_mov_b32 v2, 1.0\nv_mullit_f32 v3, v0, v1, v2', 'v3', 0x40c00000),
+    ('mullit guard <= 0', 'v_mov_b32 v0, 2.0\nv_mov_b32 v1, 0x40400000\nv_mov_b32 v2, 0\nv_mullit_f32 v3, v0, v1, v2', 'v3', 0xff7fffff),
     ('mul_f16 e32 src0 .h', 's_mov_b32 s0, 0x40003c00\nv_mov_b32 v0, s0\nv_mov_b32 v1, 0x4200\nv_mov_b32 v2, 0\n.long 0x6a040380',
      'v2', 0x4600),
 ]
