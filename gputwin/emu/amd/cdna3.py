@@ -46,6 +46,8 @@ def handler(inst, build):
     """A handler for GFX9-only forms (AGPR operands, MFMA, SDWA, v_cmpx with SDST); None for the rest.
     `build` builds the handler of an ordinary instruction (program._build: faults propagate to build_handler)."""
     ops = inst.operands
+    if inst.encoding == "MTBUF":      # GFX9 splits FORMAT into DFMT/NFMT: mtbuf.py reads the gfx11 unified one
+        raise IllegalInstruction(f"{inst.op}: gfx942 typed buffer (DFMT/NFMT) accesses are not modelled")
     if inst.op in GFX9_VALU or inst.op in GFX9_DERIVED:
         _register_valu()
     if not (inst.extra or inst.op.startswith(("v_mfma", "v_accvgpr", "v_cmpx")) or

@@ -25,7 +25,7 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_(dual_)?dot2(acc|c)?_(f32|f16|bf16)_(f16|bf16)", APPROXIMATE,
      "float dot product: exact products summed in float64, one rounding (hardware order not modelled)",
      "docs/valu.md"),
-    (r"v_wmma_(f32|f16|bf16)_16x16x16_(f16|bf16)", APPROXIMATE,
+    (r"v_wmma_(f32|f16|bf16)_16x16x16_(f16|bf16|fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8)", APPROXIMATE,
      "WMMA float: products and C summed in float64, one rounding (hardware order not modelled)", "docs/valu.md"),
     (r"v_mfma_f32_\w+", APPROXIMATE,
      "MFMA float: C + products in k order in float64, one rounding (hardware tree not documented)",
@@ -33,6 +33,10 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_div_(scale|fmas|fixup)_f(16|32|64)", DECISION,
      "division helpers: the guide's denormal scaling branch read as 2^-64 (docs/valu.md)", "docs/valu.md"),
     (r"v_frexp_(mant|exp)_\w+", DECISION, "frexp of +-inf / NaN (mant: the input; exp: 0)", "docs/valu.md"),
+    (r"v_cvt_norm_[iu]16_f16", DECISION, "f16_to_snorm/unorm: rounding ties to even (the guide says only "
+     "'0.5 ULP accuracy, supports rounding')", "gputwin/emu/amd/valu/cvt.py"),
+    (r"v_mullit_f32", DECISION, "0 * x = +0 (the guide's description; its pseudocode writes a plain multiply)",
+     "gputwin/emu/amd/valu/arith.py"),
     (r"v_trig_preop_f64", DECISION, "2/pi bits and scaling as the guide's pseudocode reads", "docs/valu.md"),
 ))
 

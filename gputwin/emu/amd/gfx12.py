@@ -105,7 +105,10 @@ def build(inst):
     if op in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
         return _hwreg(inst)
     if op.startswith(("v_wmma_", "v_swmmac_")):   # same names as gfx11, other register layouts
-        raise IllegalInstruction(f"{op}: gfx12 WMMA matrix layouts are not modelled")
+        from gputwin.emu.amd.valu import wmma12
+        if op not in wmma12.OPS:
+            raise IllegalInstruction(f"{op}: this gfx12 WMMA form is not modelled")
+        return wmma12.build(inst)
     h = _build_salu(inst)
     if h is None:
         h = _build_valu(inst)

@@ -78,6 +78,23 @@ class _Lds:
         """(indices, data) of the lanes inside the allocation: the ones a store may write."""
         return (self.index, data) if self.all else (self.index[self.inside], data[self.inside])
 
+    def gather(self, lds, ndw):
+        """uint32 (lanes, ndw): the dwords each lane reads; 0 outside the allocation (also with no LDS)."""
+        if self.all:
+            return access.gather(lds, self.index, ndw)
+        data = np.zeros((self.index.size, ndw), U32)
+        if self.inside.any():
+            data[self.inside] = access.gather(lds, self.index[self.inside], ndw)
+        return data
+
+    def gather_bytes(self, lds, nbytes):
+        if self.all:
+            return access.gather_bytes(lds, self.index, nbytes)
+        val = np.zeros(self.index.size, U32)
+        if self.inside.any():
+            val[self.inside] = access.gather_bytes(lds, self.index[self.inside], nbytes)
+        return val
+
 
 def build(inst):
     op = inst.op
@@ -95,6 +112,12 @@ def build(inst):
     kind, _, rest = stem.partition("_")
     if kind in ("load", "store") and rest.startswith("2addr"):
         return _two_addr(inst, kind, rest)
+    if stem.startswith("storexchg_2addr"):
+        return _xchg_two_addr(inst, stem)
+    if stem.startswith("cmpst_"):   # GFX9 (gfx942): DATA0 is the compare value, DATA1 the new one
+        rtn = "_rtn_" in stem
+        name, wide = _ATOMICS["cmpstore_" + stem.rsplit("_", 1)[1]]
+        return _atomic(inst, name, wide, rtn, swap_data=True)
     if kind == "load" and (rest in _DWORDS or rest in _SUB):
         return _load(inst, rest)
     if kind == "store" and (rest in _DWORDS or rest in ("b8", "b16", "b8_d16_hi", "b16_d16_hi")):
@@ -115,10 +138,7 @@ def _load(inst, rest):
             if g.exec_count == 0:
                 return
             m = _mask(g)
-            a = _Lds(g, addr, m, offset, 4 * ndw)
-            data = access.gather(g.ctx.lds, a.index, ndw)
-            if not a.all:
-                data[~a.inside] = 0
+            data = _Lds(g, addr, m, offset, 4 * ndw).gather(g.ctx.lds, ndw)
             for k in range(ndw):
                 _write(g, dst + k, m, data[:, k])
         return h
@@ -128,10 +148,7 @@ def _load(inst, rest):
         if g.exec_count == 0:
             return
         m = _mask(g)
-        a = _Lds(g, addr, m, offset, nbytes)
-        val = access.gather_bytes(g.ctx.lds, a.index, nbytes)
-        if not a.all:
-            val = np.where(a.inside, val, U32(0))
+        val = _Lds(g, addr, m, offset, nbytes).gather_bytes(g.ctx.lds, nbytes)
         if signed:
             sh = 32 - 8 * nbytes
             val = ((val << U32(sh)).view(np.int32) >> np.int32(sh)).view(U32)
@@ -184,13 +201,11 @@ def _two_addr(inst, kind, rest):
             if g.exec_count == 0:
                 return
             m = _mask(g)
-            for half, off in enumerate(offs):
-                a = _Lds(g, addr, m, off, 4 * width)
-                data = access.gather(g.ctx.lds, a.index, width)
-                if not a.all:
-                    data[~a.inside] = 0
+            # both addresses before any write: the destination may overlap the address VGPR
+            data = [_Lds(g, addr, m, off, 4 * width).gather(g.ctx.lds, width) for off in offs]
+            for half in range(2):
                 for k in range(width):
-                    _write(g, dst + half * width + k, m, data[:, k])
+                    _write(g, dst + half * width + k, m, data[half][:, k])
         return h
     srcs = (inst.operands["data0"].index, inst.operands["data1"].index)
 
@@ -205,10 +220,14 @@ def _two_addr(inst, kind, rest):
     return hst
 
 
-def _atomic(inst, name, wide, rtn):
+def _atomic(inst, name, wide, rtn, swap_data=False):
+    """gfx11 ds_cmpstore: DATA0 is the value stored, DATA1 the compare value (swap_data: GFX9 ds_cmpst's
+    order, compare first)."""
     addr, offset = inst.operands["addr"].index, int(inst.offset)
     d0 = inst.operands["data0"].index
     d1 = inst.operands.get("data1")
+    if swap_data:
+        d0, d1 = d1.index, inst.operands["data0"]
     dst = inst.operands["vdst"].index if rtn else None
     nbytes = 8 if wide else 4
 
@@ -241,6 +260,47 @@ def _atomic(inst, name, wide, rtn):
                 _write(g, dst + 1, m, (old >> U64(32)).astype(U32))
             else:
                 _write(g, dst, m, old)
+    return h
+
+
+def _xchg_two_addr(inst, stem):
+    """ds_storexchg_2addr[_stride64]_rtn_b32/b64: at ADDR + OFFSET0 * size (* 64 for stride64) store DATA0,
+    at ADDR + OFFSET1 * size store DATA1; VDST gets the two old values (old0 then old1). Both addresses are
+    read before anything is written (VDST may overlap ADDR)."""
+    wide = stem.endswith("b64")
+    nbytes = 8 if wide else 4
+    scale = nbytes * (64 if "stride64" in stem else 1)
+    offs = (inst.offset0 * scale, inst.offset1 * scale)
+    addr, dst = inst.operands["addr"].index, inst.operands["vdst"].index
+    datas = (inst.operands["data0"].index, inst.operands["data1"].index)
+
+    def read(g, reg, m):
+        lo = _sel(g.vgpr(reg), m)
+        return lo.astype(U64) | (_sel(g.vgpr(reg + 1), m).astype(U64) << U64(32)) if wide else lo
+
+    def h(g):
+        if g.exec_count == 0:
+            return
+        m = _mask(g)
+        raw = _sel(g.vgpr(addr), m).astype(np.int64)
+        places = [_Lds(g, addr, m, off, nbytes) for off in offs]
+        srcs = [read(g, r, m) for r in datas]
+        for off in offs:
+            if ((raw + off) % nbytes).any():
+                raise MemoryFault(f"{inst.op}: misaligned LDS exchange", address=int(raw[np.argmax((raw + off) % nbytes)] + off))
+        olds = []
+        for a, src in zip(places, srcs):
+            old = np.zeros(src.size, src.dtype)
+            ins = slice(None) if a.all else a.inside
+            if a.all or ins.any():
+                old[ins] = access.atomic(g.ctx.lds, a.index[ins], "swap", src[ins], None, wide, True)
+            olds.append(old)
+        for i, old in enumerate(olds):
+            if wide:
+                _write(g, dst + 2 * i, m, (old & U64(0xFFFFFFFF)).astype(U32))
+                _write(g, dst + 2 * i + 1, m, (old >> U64(32)).astype(U32))
+            else:
+                _write(g, dst + i, m, old)
     return h
 
 

@@ -14,7 +14,7 @@ its own, by OOB_SELECT:
     3: index * stride + offset + end of the dword <= NUM_RECORDS  (raw buffers)
 Out-of-range dwords read 0 and are not written; an out-of-range atomic does nothing and returns 0.
 In-range addresses go through the address space like GLOBAL accesses (MemoryFault when unmapped).
-Swizzled buffers, ADD_TID_ENABLE, non-buffer TYPEs, formatted (buffer_*_format_*, MTBUF) and LDS-direct
+tbuffer_* (MTBUF) go to mtbuf.py. Swizzled buffers, ADD_TID_ENABLE, non-buffer TYPEs, buffer_*_format_* and LDS-direct
 forms and tfe raise IllegalInstruction naming what is missing. docs/emulator.md records the decisions.
 """
 from __future__ import annotations
@@ -32,6 +32,9 @@ def build(inst):
     op = inst.op
     if op in ("buffer_gl0_inv", "buffer_gl1_inv"):
         return lambda g: None
+    if op.startswith("tbuffer_"):         # MTBUF (gfx12: VBUFFER tbuffer_*): typed by the FORMAT field
+        from gputwin.emu.amd import mtbuf
+        return mtbuf.build(inst)
     _, kind, rest = op.split("_", 2) if op.count("_") >= 2 else (None, None, None)
     if kind not in ("load", "store", "atomic") or "format" in rest or rest.startswith("lds"):
         return None                       # reported by the program as not modelled

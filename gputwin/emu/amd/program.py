@@ -17,7 +17,7 @@ _BUILDERS = {
     "SOP1": salu.build_sop1, "SOP2": salu.build_sop2, "SOPK": sopk.build, "SOPC": salu.build_sopc,
     "SOPP": sopp.build, "SMEM": smem.build, "DS": lds.build,
     "FLAT": vmem.build, "GLOBAL": vmem.build, "SCRATCH": vmem.build,
-    "MUBUF": mubuf.build,
+    "MUBUF": mubuf.build, "MTBUF": mubuf.build,
 }
 MAX_CACHED = 64
 
@@ -145,7 +145,7 @@ class Program:
             return (_raiser(IllegalInstruction(f"no instruction at code offset {pc:#x}")), pc, None)
         from gputwin.emu.amd.isa import decode
         try:
-            inst = decode(self.code, self.arch, pc, wave64=self.wave64)
+            inst = decode(self.code, self.arch, pc, wave64=self.wave64, strict=False)
         except GpuFault as e:
             e.pc = None          # the decoder reports a code offset; the executor fills the address
             return (_raiser(e), pc, None)

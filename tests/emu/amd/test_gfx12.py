@@ -295,9 +295,9 @@ def test_mode_reads_without_the_emulation_bits_and_rejects_writing_them():
         run12("s_getreg_b32 s0, hwreg(3, 0, 32)")
 
 
-def test_wmma_with_gfx12_layouts_fails_closed_rather_than_running_gfx11_semantics():
+def test_gfx12_wmma_forms_without_a_model_fail_closed_rather_than_running_gfx11_semantics():
     with pytest.raises(IllegalInstruction, match="WMMA"):
-        run12("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]", n=1)
+        run12("v_swmmac_f32_16x16x32_f16 v[0:7], v[8:11], v[12:19], v20", n=1)
 
 
 def test_buffer_atomics_return_the_old_value_only_with_th_atomic_return():
@@ -312,3 +312,20 @@ def test_buffer_atomics_return_the_old_value_only_with_th_atomic_return():
     assert g.vgpr(2)[0].tolist() == [1000] * 32                    # no return: VDATA untouched
     mem = arena.array(va, np.uint32, 64)
     assert mem[:32].tolist() == (lane * 10 + 1).tolist() and mem[32:].tolist() == ((lane + 32) * 10 + 1000).tolist()
+
+
+def test_permlane16_var_takes_each_lanes_select_from_a_vgpr():
+    """Hardware-recorded on RDNA4 (tinygrad test/amd/hw/test_rdna4_permlane_var.py): lane l selects lane
+    (l ^ 15) of its row / lane (l & 15) of the other row; plus FI / BOUND_CTRL on an inactive source lane."""
+    lane = np.arange(32, dtype=np.uint32)
+    g = run12("v_permlane16_var_b32 v2, v0, v1\nv_permlanex16_var_b32 v3, v0, v4", n=1,
+              vgprs={0: lane, 1: lane ^ 15, 4: lane})
+    assert [int(g.vgpr(2)[0, i]) for i in (0, 5, 15, 16, 21, 31)] == [15, 10, 0, 31, 26, 16]
+    assert [int(g.vgpr(3)[0, i]) for i in (0, 5, 15, 16, 21, 31)] == [16, 21, 31, 0, 5, 15]
+    # lane 3 off: lane 12 (which reads lane 3) keeps v5 without FI/BOUND_CTRL, reads 0 with BOUND_CTRL,
+    # reads lane 3's data with FI
+    code = ("s_mov_b32 exec_lo, 0xfffffff7\nv_permlane16_var_b32 v5, v0, v1\n"
+            "v_permlane16_var_b32 v6, v0, v1 op_sel:[0,1]\nv_permlane16_var_b32 v7, v0, v1 op_sel:[1,0]")
+    g = run12(code, n=1, vgprs={0: 100 + lane, 1: lane ^ 15, 5: 7, 6: 7, 7: 7})
+    assert (int(g.vgpr(5)[0, 12]), int(g.vgpr(6)[0, 12]), int(g.vgpr(7)[0, 12])) == (7, 0, 103)
+    assert int(g.vgpr(5)[0, 3]) == 7 and int(g.vgpr(5)[0, 4]) == 111            # inactive lane / normal lane

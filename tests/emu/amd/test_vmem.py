@@ -6,6 +6,7 @@ import pytest
 
 from gputwin.emu.amd.hwreg import SHARED_APERTURE_HI
 from gputwin.emu.amd.standalone import Arena
+from gputwin.emu.memory import AddressSpace
 from gputwin.errors import MemoryFault
 from tests.emu.amd.helpers import run
 
@@ -226,3 +227,17 @@ def test_flat_atomic_add_f32_reaches_global_memory():
             vgprs={2: va & 0xFFFFFFFF, 3: va >> 32, 4: np.float32(0.25).view(np.uint32)}, mem=arena.mem)
     assert arena.array(va, np.float32, 1)[0] == 1.0 + 64 * 0.25
     assert (g.vgpr(6).view(np.float32).ravel() == 1.0 + 0.25 * np.arange(64)).all()
+
+
+def test_loads_whose_destination_overlaps_the_address_read_the_address_first():
+    mem = AddressSpace()
+    data = (np.arange(0x1000) % 251).astype(np.uint8)
+    mem.map(0x10000, 0x1000)[:] = data
+    lane = np.arange(32, dtype=np.uint32)
+    g = run("global_load_b64 v[1:2], v[1:2], off\nglobal_load_b32 v3, v3, s[0:1]\n"
+            "s_load_b64 s[4:5], s[4:5], 0x0\ns_waitcnt lgkmcnt(0) vmcnt(0)", n=1, mem=mem,
+            vgprs={1: 0x10000 + 8 * lane, 2: 0, 3: 4 * lane}, sgprs={0: 0x10000, 1: 0, 4: 0x10010, 5: 0})
+    words = data.view(np.uint32)
+    assert np.array_equal(g.vgpr(1)[0], words[2 * lane]) and np.array_equal(g.vgpr(2)[0], words[2 * lane + 1])
+    assert np.array_equal(g.vgpr(3)[0], words[lane])
+    assert int(g.s[4][0]) == words[4] and int(g.s[5][0]) == words[5]

@@ -27,13 +27,15 @@ _SCALE = {"sbase": 2, "srsrc": 4}
 _F = FORMATS
 
 
-_PLANS: dict[tuple[int, bool], tuple] = {}
+_PLANS: dict[tuple[int, bool, bool], tuple] = {}
 
 
-def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
+def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True) -> tuple:
     """Per slot (role, lo, mask, table, lit_at): table[field value] is the ready Operand, or None for the
-    rare cases _slow handles (literals, reserved encodings). Built once per table entry."""
-    plan = _PLANS.get((id(slots), wave64))
+    rare cases _slow handles (literals, reserved encodings). Built once per table entry.
+    strict=False (execution): 16-bit e32 operand fields LLVM limits to v0..v127 ("w") take all 8 bits,
+    bit 7 selecting the register's high half as the hardware does (see _halves)."""
+    plan = _PLANS.get((id(slots), wave64, strict))
     if plan is None:
         rows = []
         for s in slots:
@@ -41,27 +43,52 @@ def _plan(slots: tuple[Slot, ...], wave64: bool) -> tuple:
                 s = s.for_wave64()
             if s.role == "simm16" or s.kind in ("off", "offset"):   # offsets live in Inst.offset
                 continue
-            table, lit_at = _field_table(s.kind, s.field, s.count, s.ptype, s.allowed[:1] == "w", s.width)
+            kind, w16 = s.kind, s.allowed[:1] == "w"
+            if w16 and not strict:
+                kind, w16 = {"v": "v16", "src": "src16"}.get(kind, kind), False
+            table, lit_at = _field_table(kind, s.field, s.count, s.ptype, w16, s.width, s.allowed)
             rows.append((s.role, s.lo if s.kind not in ("lit", "imp") else 0, (1 << s.width) - 1
                          if s.kind not in ("lit", "imp") else 0, table, lit_at))
-        plan = _PLANS[(id(slots), wave64)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
+        plan = _PLANS[(id(slots), wave64, strict)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
     return plan[0]
 
 
+_HALVES: dict[tuple[int, bool], tuple] = {}
+_HALF_BIT = {"src0": 0, "src1": 1, "src2": 2}
+
+
+def _halves(slots: tuple[Slot, ...], strict: bool) -> tuple:
+    """(op_sel position, lo, width, is_src) of the 16-bit VGPR fields whose bit 7 selects the high half:
+    the true16 slots, and in execution (strict=False) also the "w" slots LLVM 19 limits to v0..v127."""
+    got = _HALVES.get((id(slots), strict))
+    if got is None:
+        rows = tuple((_HALF_BIT.get(s.role, 3), s.lo, s.width, s.kind in ("src", "src16")) for s in slots
+                     if s.kind in ("v16", "src16") or not strict and s.allowed[:1] == "w" and s.kind in ("v", "src"))
+        got = _HALVES[(id(slots), strict)] = (rows, slots)
+    return got[0]
+
+
 @lru_cache(maxsize=None)
-def _field_table(k: str, field: str, count: int, ptype: str | None, w16: bool, width: int) -> tuple:
+def _field_table(k: str, field: str, count: int, ptype: str | None, w16: bool, width: int,
+                 allowed: str = "") -> tuple:
     """(table, lit_at) for one kind of operand field; shared by every entry with such a field (a fresh
-    process builds only the few it meets)."""
+    process builds only the few it meets). `allowed` (v w s c l; empty = any) drops the source kinds the
+    instruction's register class excludes: v_readlane's src0 is a VGPR, v_writelane's an SGPR or constant."""
     mask = (1 << width) - 1
     if k == "lit":
         return (None,), 0
     if k == "imp":
         return (_reg("sgpr", *_IMPLICIT[field]),), -1
-    if k in ("src", "ssrc"):
+    if k in ("src", "ssrc", "src16"):
         t = _src_table(count, ptype)
         if k == "ssrc":   # SALU sources: no LDS_DIRECT
             t = t[:254] + (None,) + t[255:256]
-        return (t[:384] + (None,) * 128 if w16 else t[:mask + 1]), SRC_LITERAL
+        if k == "src16":   # bit 7 of a VGPR picks the half (reported as op_sel): the register is v & 127
+            t = tuple(t[v & ~128 if v >= 256 else v] for v in range(512))
+        if allowed:
+            t = tuple(None if o is None or not _kind_allowed(o, allowed) else o for o in t)
+        lit_at = SRC_LITERAL if not allowed or "l" in allowed else -2   # -2: takes no literal
+        return (t[:384] + (None,) * 128 if w16 else t[:mask + 1]), lit_at
     if k == "v":
         return tuple(_reg("vgpr", v, count) if not (w16 and v >= 128) and v + count <= 256 else None
                      for v in range(mask + 1)), -1
@@ -73,11 +100,18 @@ def _field_table(k: str, field: str, count: int, ptype: str | None, w16: bool, w
                      for v in range(mask + 1)), -1
     if k == "v16":
         return tuple(_reg("vgpr", v & 127, 1) for v in range(mask + 1)), -1
-    if k == "src16":
-        t = _src_table(1, ptype)
-        return tuple(t[v & ~128 if v >= 256 else v] for v in range(mask + 1)), SRC_LITERAL
     # immediates printed symbolically (sendmsg ids, s_atc_probe's sdata)
     return tuple(Operand("imm", 0, 1, v) for v in range(mask + 1)), -1
+
+
+def _kind_allowed(op: Operand, allowed: str) -> bool:
+    if op.kind == "vgpr":
+        return "v" in allowed or "w" in allowed
+    if op.kind == "const":
+        return "c" in allowed
+    if op.kind == "special" or op.index >= 106:   # LLVM prints VCC, M0, NULL, EXEC, src_scc... in any slot
+        return True
+    return "s" in allowed
 
 
 _LIT_FIELDS: dict[int, tuple] = {}
@@ -107,15 +141,29 @@ def _slow(role: str, v: int, lit_at: int, literal: int | None) -> Operand:
     """The entries a plan table leaves None: the literal, or an encoding that is no operand here."""
     if v == lit_at:
         return Operand("literal", 255, 1, literal)
-    if lit_at < 0:   # a VGPR or SGPR field
+    if lit_at == -1:   # a VGPR or SGPR field
         raise _Illegal(f"{role}: register {v} is out of range or misaligned for this operand "
                        "(16-bit e32 operands reach v0..v127; ranges end at v255; SGPR ranges are aligned)")
+    if v == SRC_LITERAL:
+        raise _Illegal(f"{role}: this operand takes no literal")
     if v >= 256:
-        raise _Illegal(f"{role}: v{v - 256} is out of reach (16-bit e32 operands reach v0..v127; "
-                       "ranges end at v255)")
+        raise _Illegal(f"{role}: v{v - 256} is not allowed here (the operand's register class excludes VGPRs, "
+                       "16-bit e32 operands reach v0..v127, ranges end at v255)")
     if v < 128:
-        raise _Illegal(f"{role}: scalar register {v} is misaligned or out of range for its size")
-    raise _Illegal(f"{role}: source encoding {v} is reserved here")
+        raise _Illegal(f"{role}: scalar register {v} is not allowed here (the operand's register class, "
+                       "or misaligned / out of range for its size)")
+    raise _Illegal(f"{role}: source encoding {v} is reserved or not of this operand's register class")
+
+
+def _hi_bits(halves: tuple, word: int):
+    """16-bit e32 operands: bit 7 of a VGPR field picks the high half, reported as op_sel [src0 src1 src2
+    dst]; None when every operand is a low half."""
+    bits = [False] * 4
+    for pos, lo, width, is_src in halves:
+        v = (word >> lo) & ((1 << width) - 1)
+        if (not is_src or v >= 256) and v & 128:
+            bits[pos] = True
+    return tuple(bits) if any(bits) else None
 
 
 def _sext(v: int, bits: int) -> int:
@@ -197,12 +245,57 @@ def _src_slow(v: int, count: int, ptype: str | None, literal: int | None) -> Ope
     raise _Illegal(f"source encoding {v} is reserved")
 
 
-class Decoder:
-    """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable)."""
+# Operand fields: where an instruction has no operand, the hardware does not read the field.
+_OPERAND_FIELDS = ("vdst", "sdst", "src0", "src1", "src2", "vsrc1", "ssrc0", "ssrc1", "addr", "data0", "data1",
+                   "data", "vaddr", "vdata", "saddr", "sdata", "soffset", "offset0", "offset1")
+# Per-source modifier fields of VOP3/VOP3P (bit i of the field belongs to source i).
+_SOURCE_MODS = ("abs", "neg", "neg_hi", "op_sel", "op_sel_hi")
 
-    def __init__(self, arch: str, wave64: bool = False):
+
+def ignored_bits(info: OpInfo) -> int:
+    """The bits of `info.reject` the hardware does not read: operand fields of operands the instruction
+    does not have (src2 of a 2-source VOP3, VDST of a no-return DS atomic, ds_nop's offsets) and the
+    abs/neg/op_sel bits of absent sources. The rest of `reject` (clamp or omod where the instruction has
+    none, reserved bits) stays illegal in both modes: what the hardware does with them is not documented."""
+    fields = info.fmt.fields
+    used = {s.field for s in info.slots + (info.rtn_slots or ())}
+    bits = 0
+    for name in _OPERAND_FIELDS:
+        if name in fields and name not in used:
+            lo, width = fields[name]
+            bits |= ((1 << width) - 1) << lo
+    if info.enc in ("VOP3", "VOP3SD", "VOP3P"):
+        present = {s.role for s in info.slots}
+        for i, src in enumerate(("src0", "src1", "src2")):
+            if src in present:
+                continue
+            for name in _SOURCE_MODS:
+                if name in fields and i < fields[name][1]:
+                    bits |= 1 << (fields[name][0] + i)
+            if i == 2 and "op_sel_hi2" in fields:
+                bits |= 1 << fields["op_sel_hi2"][0]
+    return info.reject & bits
+
+
+VINTERP_ID = 0xCD    # bits [31:24] of a VINTERP word
+VINTERP_OPS = {0: "v_interp_p10_f32", 1: "v_interp_p2_f32", 2: "v_interp_p10_f16_f32", 3: "v_interp_p2_f16_f32",
+               4: "v_interp_p10_rtz_f16_f32", 5: "v_interp_p2_rtz_f16_f32"}
+
+
+class Decoder:
+    """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable).
+
+    strict=True (assembler, disassembler, conformance): reject every encoding LLVM rejects. strict=False
+    (the emulator): also decode what the hardware executes although LLVM 19 refuses it: fields of absent
+    operands (ignored_bits) and 16-bit e32 VGPR fields with bit 7 set (the high half). Encodings that
+    neither can mean (a register class the operand excludes, reserved codes, a literal where none can be
+    read) raise IllegalInstruction in both modes (docs/isa.md, "Decoder modes")."""
+
+    def __init__(self, arch: str, wave64: bool = False, strict: bool = True):
         self.arch = arch
         self.wave64 = wave64
+        self.strict = strict
+        self._ignored: dict[int, int] = {}
         self.table: Table = load(arch)
         self.top9 = FAMILIES[self.table.family].TOP9
         # Decoded instructions by their exact bytes, one dict per size (4, 8, 12): a hit costs a slice and
@@ -238,13 +331,21 @@ class Decoder:
         info = self.table.by_enc.get(enc, {}).get(opcode)
         if info is None:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
-        if word & info.reject:   # bits LLVM refuses for this instruction (reserved, absent modifiers)
-            raise _Illegal(f"{info.name} with reserved or unsupported bits {word & info.reject:#x} set")
+        bad = word & info.reject   # bits LLVM refuses for this instruction (reserved, absent modifiers)
+        if bad and not self.strict:
+            ign = self._ignored.get(id(info))
+            if ign is None:
+                ign = self._ignored[id(info)] = ignored_bits(info)   # OpInfo objects live as long as the table
+            bad &= ~ign
+        if bad:
+            raise _Illegal(f"{info.name} with reserved or unsupported bits {bad:#x} set")
         return info
 
     def _decode(self, b: bytes) -> Inst:
         d0 = int.from_bytes(b[:4], "little")
         fname = self.top9[d0 >> 23]
+        if fname is None and d0 >> 24 == VINTERP_ID and not self.strict:
+            return self._vinterp(b)
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
         if fname.startswith("SOP"):
@@ -273,7 +374,7 @@ class Decoder:
 
     def _operands(self, slots, word: int, literal: int | None, skip=()) -> dict[str, Operand]:
         ops: dict[str, Operand] = {}
-        for role, lo, mask, table, lit_at in _plan(slots, self.wave64):
+        for role, lo, mask, table, lit_at in _plan(slots, self.wave64, self.strict):
             v = (word >> lo) & mask
             op = table[v]
             ops[role] = op if op is not None else _slow(role, v, lit_at, literal)
@@ -339,22 +440,12 @@ class Decoder:
             lit = self._literal(b, 4)
             size = 8
         ops = self._operands(info.slots, d0, lit)
-        if info.t16:
-            hi = self._t16_hi(info, d0)
+        halves = _halves(info.slots, self.strict)
+        if halves:
+            hi = _hi_bits(halves, d0)
             if hi:
                 kw["op_sel"] = hi
         return Inst(info.op, fname, info.opcode, size, ops, dpp=dpp, **kw)
-
-    @staticmethod
-    def _t16_hi(info: OpInfo, word: int):
-        """True16 e32 forms: bit 7 of a VGPR field picks the high half (reported as op_sel)."""
-        bits = [False] * 4
-        for s in info.slots:
-            if s.kind in ("v16", "src16"):
-                v = (word >> s.lo) & ((1 << s.width) - 1)
-                if (s.kind == "v16" or v >= 256) and v & 128:
-                    bits[{"src0": 0, "src1": 1, "src2": 2}.get(s.role, 3)] = True
-        return tuple(bits) if any(bits) else None
 
     def _vop3_common(self, enc: str, info: OpInfo, w: int, b: bytes, kw: dict) -> Inst:
         src0 = w >> 32 & 0x1FF
@@ -362,6 +453,8 @@ class Decoder:
         if src0 in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI) and info.dpp:
             dpp, vreg, negabs = self._dpp(b, 8, src0)
             w = (w & ~(0x1FF << 32)) | ((256 + vreg) << 32)
+            if self._needs_literal(info, w):   # the DPP dword takes the literal's place
+                raise _Illegal(f"{info.name}: DPP with a literal source")
             size = 12
             if negabs:
                 kw["extra"] = dict(kw.get("extra", {}), dpp_negabs=negabs)
@@ -407,6 +500,31 @@ class Decoder:
         yops["vdst"] = _reg("vgpr", fmt.get(w, "vdsty") << 1 | (~vdstx & 1), 1)
         hy = Inst(y.op, "VOPD", opy, size, yops)
         return Inst("v_dual", "VOPD", opx << 5 | opy, size, vopd=(hx, hy))
+
+    def _vinterp(self, b: bytes) -> Inst:
+        """VINTERP (gfx11/gfx12 parameter interpolation; not in the generated tables, so execution mode
+        only). Fields (RDNA3 ISA guide, "VINTERP"; checked against llvm-mc-19): VDST [7:0], WAIT_EXP
+        [10:8], OPSEL [14:11], CLAMP [15], OP [22:16], SRC0/1/2 [40:32]/[49:41]/[58:50], NEG [63:61].
+        LLVM takes only VGPR sources; the hardware also reads a scalar I/J (src1) and P2's src2."""
+        if len(b) < 8:
+            raise _Illegal("truncated VINTERP instruction")
+        w = int.from_bytes(b[:8], "little")
+        opcode = w >> 16 & 0x7F
+        name = VINTERP_OPS.get(opcode)
+        if name is None or w >> 23 & 1:
+            raise _Illegal(f"no VINTERP instruction with opcode {opcode}" if name is None
+                           else "VINTERP bit 23 is reserved")
+        f16_in = "_f16_" in name
+        ops = {"vdst": _reg("vgpr", w & 0xFF, 1)}
+        for i, (role, ptype) in enumerate((("src0", "f16" if f16_in else "b32"), ("src1", "b32"),
+                                           ("src2", "f16" if f16_in and "p10" in name else "b32"))):
+            v = w >> (32 + 9 * i) & 0x1FF
+            if v == SRC_LITERAL or v in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI):
+                raise _Illegal(f"{name} {role}: source encoding {v} (literal / DPP) is not allowed")
+            ops[role] = _src(v, 1, ptype, None)
+        return Inst(name, "VINTERP", opcode, 8, ops, clamp=bool(w >> 15 & 1),
+                    neg=tuple(bool(w >> (61 + i) & 1) for i in range(3)),
+                    op_sel=tuple(bool(w >> (11 + i) & 1) for i in range(4)), extra={"wait_exp": w >> 8 & 7})
 
     # ---- memory ----------------------------------------------------------------------------------
     def _ds(self, w: int) -> Inst:
@@ -463,25 +581,27 @@ class Decoder:
 
 
 @lru_cache(maxsize=None)
-def decoder(arch: str, wave64: bool = False) -> Decoder:
+def decoder(arch: str, wave64: bool = False, strict: bool = True) -> Decoder:
+    """The cached decoder; strict=False is the emulator's (see Decoder)."""
     if load(arch).family == "rdna4":
         from .decode_rdna4 import Rdna4Decoder   # RDNA4's memory formats; everything else is shared
-        return Rdna4Decoder(arch, wave64)
+        return Rdna4Decoder(arch, wave64, strict)
     if load(arch).family == "cdna3":
         from .decode_cdna3 import Cdna3Decoder   # GFX9 formats, operand numbering and names (wave64 only)
-        return Cdna3Decoder(arch, wave64)
-    return Decoder(arch, wave64)
+        return Cdna3Decoder(arch, wave64, strict)
+    return Decoder(arch, wave64, strict)
 
 
-def decode(data, arch: str = "gfx1100", offset: int = 0, wave64: bool = False) -> Inst:
+def decode(data, arch: str = "gfx1100", offset: int = 0, wave64: bool = False, strict: bool = True) -> Inst:
     """Decode the instruction at `offset`; raises IllegalInstruction (pc=offset) for bytes that are none.
-    wave64: lane-mask operands (VOPC/VOP3 SDST, carry in/out, v_cndmask's mask) are SGPR pairs."""
-    return decoder(arch, wave64).decode(data, offset)
+    wave64: lane-mask operands (VOPC/VOP3 SDST, carry in/out, v_cndmask's mask) are SGPR pairs.
+    strict=False: what the hardware executes (the emulator's mode; see Decoder)."""
+    return decoder(arch, wave64, strict).decode(data, offset)
 
 
-def decode_all(data, arch: str = "gfx1100", wave64: bool = False) -> list[tuple[int, Inst]]:
+def decode_all(data, arch: str = "gfx1100", wave64: bool = False, strict: bool = True) -> list[tuple[int, Inst]]:
     """Decode a whole code blob from offset 0: [(offset, Inst), ...]."""
-    dec = decoder(arch, wave64)
+    dec = decoder(arch, wave64, strict)
     data = bytes(data)
     out, off, n = [], 0, len(data)
     while off < n:

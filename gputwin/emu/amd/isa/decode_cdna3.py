@@ -59,8 +59,8 @@ def _agpr(op: Operand) -> Operand:
 
 
 class Cdna3Decoder(Decoder):
-    def __init__(self, arch: str, wave64: bool = True):
-        super().__init__(arch, True)     # gfx942 is wave64 only: lane masks are SGPR pairs
+    def __init__(self, arch: str, wave64: bool = True, strict: bool = True):
+        super().__init__(arch, True, strict)     # gfx942 is wave64 only: lane masks are SGPR pairs
         self.extras = _extras(arch)
 
     def _decode(self, b: bytes) -> Inst:
@@ -91,7 +91,7 @@ class Cdna3Decoder(Decoder):
             return super()._operands(slots, word, literal, skip)
         except _Illegal:
             ops = {}
-            for role, lo, mask, table, lit_at in _plan(slots, self.wave64):
+            for role, lo, mask, table, lit_at in _plan(slots, self.wave64, self.strict):
                 v = (word >> lo) & mask
                 op = table[v]
                 if op is None and v == NULL_GFX9 and len(table) > 124 and table[124] is not None:
@@ -142,6 +142,8 @@ class Cdna3Decoder(Decoder):
         if src0 != SRC_SDWA or not self.extras.get((fname, opcode), {}).get("sdwa"):
             raise _Illegal(f"{info.name} has no {'SDWA' if src0 == SRC_SDWA else 'DPP'} form")
         s0 = d & 0xFF if not d >> 23 & 1 else None
+        if s0 is None and d & 0xFF == 255 or fname != "VOP1" and d >> 31 & 1 and d0 >> 9 & 0xFF == 255:
+            raise _Illegal(f"{info.name}: SDWA takes no literal")
         word = (d0 & ~0x1FF) | (256 + (d & 0xFF) if s0 is not None else d & 0xFF)
         extra = {"sdwa": 1, "src0_sel": d >> 16 & 7, "src0_sext": d >> 19 & 1}
         if fname != "VOPC":

@@ -11,10 +11,10 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import arith, cmp, cvt, dpp, fast, fspecial, intops, packed, trans, vopd
+from . import arith, cmp, cvt, dpp, fast, fspecial, interp, intops, packed, packed_f32, trans, vopd
 from .fp import FMTS, Mode
 from .lane import SPECIAL
-from .operands import WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
+from .operands import SHORT_ENCODINGS, WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
 from .table import Ctx, Op, finish_float
 
 EXEC_INDEX = 126
@@ -22,7 +22,7 @@ OPS: dict[str, Op] = {}
 for _m in (arith, trans, fspecial, intops, cmp, cvt):
     OPS.update(_m.OPS)
 OPS.update(vopd.DOT16)
-_VOP3 = ("VOP3", "VOP3SD")
+_HALF_SELECT = ("VOP3", "VOP3SD", "VOP1", "VOP2", "VOPC")   # encodings whose op_sel picks 16-bit halves
 
 
 def prepare(inst):
@@ -33,12 +33,16 @@ def prepare(inst):
             if vopd.half_name(h.op) not in vopd.OPS and vopd.half_name(h.op) not in OPS:
                 raise IllegalInstruction(f"VOPD half {h.op} is not modelled")
         return lambda group: vopd.execute(group, inst, OPS.get, _fetch, _run_op)
+    if inst.encoding == "VINTERP":
+        return interp.build(inst)
     name = inst.op
     special = SPECIAL.get(name)
     if special is not None:
         return lambda group: special(group, inst, group.exec)
     if name in packed.OPS:
         return lambda group: packed.execute(group, inst)
+    if name in packed_f32.OPS:
+        return packed_f32.build(inst)
     op = OPS.get(name)
     if op is None:
         raise IllegalInstruction(f"VALU instruction {name} ({inst.encoding}) is not modelled")
@@ -64,13 +68,14 @@ def _k_roles(inst) -> tuple[str, str, str]:
 def _plan(inst, op: Op):
     """Per-source (role, type, high half, format to flush or None, abs, neg), fixed per instruction."""
     roles = _k_roles(inst) if op.k else ("src0", "src1", "src2")
-    vop3 = inst.encoding in _VOP3
     specs = []
     for i, typ in enumerate(op.srcs):
         role = roles[i]
+        sel = inst.op_sel[i] if i < 3 else False
         if op.acc and role == "src2" and role not in inst.operands:
-            role = "vdst"                            # VOP2 mac: the destination is the addend
-        hi = bool(vop3 and WIDTH[typ] == 16 and inst.op_sel[i])
+            role = "vdst"                            # VOP2 mac: the destination is the addend, same half
+            sel = inst.op_sel[3] if inst.encoding in SHORT_ENCODINGS else sel
+        hi = bool(WIDTH[typ] == 16 and sel and inst.encoding in _HALF_SELECT)
         f = FMTS.get(typ) if op.flush else None
         mods = (inst.abs[i], inst.neg[i]) if i < 3 and typ in FMTS else (False, False)
         specs.append((role, typ, hi, f) + mods)

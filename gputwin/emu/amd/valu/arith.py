@@ -66,6 +66,19 @@ def _dx9(f, mul_only: bool):
     return fn
 
 
+_NEG_MAX_F32 = np.uint32(0xFF7FFFFF)
+
+
+def _mullit(c, a, b, g):
+    """v_mullit_f32 (RDNA3 guide): -MAX_FLOAT when S1 is -MAX_FLOAT, -inf or NaN or S2 <= 0 or NaN (the
+    hardware-recorded guard), else S0 * S1 with the guide's "0.0 * x = 0.0" (the DX9 multiply; DECISION:
+    the pseudocode writes a plain multiply, the description the DX9 rule)."""
+    fb, fg = as_float(b, F32), as_float(g, F32)
+    with np.errstate(invalid="ignore"):
+        guard = (b == _NEG_MAX_F32) | (b == np.uint32(0xFF800000)) | np.isnan(fb) | (fg <= 0) | np.isnan(fg)
+    return np.where(guard, _NEG_MAX_F32, _dx9(F32, True)(c, a, b))
+
+
 # --- min / max ---------------------------------------------------------------------------------------
 def _lt(a, b, f: Fmt):
     """a < b with -0 < +0 (ordered inputs)."""
@@ -145,6 +158,7 @@ def _table():
                          ("maxmin", _maxmin)):
             ops[f"v_{kind}_{n}"] = Op(fn(f), three, n, fmt=None, nan=False)
     ops["v_mul_dx9_zero_f32"] = Op(_dx9(F32, True), ("f32", "f32"), "f32", fmt=F32, directed=True)
+    ops["v_mullit_f32"] = Op(_mullit, ("f32",) * 3, "f32", fmt=F32, directed=True)
     ops["v_fma_dx9_zero_f32"] = Op(_dx9(F32, False), ("f32",) * 3, "f32", fmt=F32, directed=True)
     ops["v_fmac_dx9_zero_f32"] = Op(_dx9(F32, False), ("f32",) * 3, "f32", fmt=F32, directed=True, acc=True)
     return ops

@@ -5,6 +5,10 @@
 - float -> int truncates toward zero, clamps to the destination range, and gives 0 for NaN.
 - v_cvt_nearest_i32_f32 is floor(x + 0.5) with the add rounded in f32 (so 0.49999997 -> 1), and
   v_cvt_pk_rtz_f16_f32 rounds toward zero whatever the mode.
+- v_cvt_norm_i16_f16 / v_cvt_norm_u16_f16 (f16_to_snorm / f16_to_unorm) and the packed v_cvt_pk_norm_{i,u}16_{f16,f32}
+  (D = {norm(S1), norm(S0)}; hardware-recorded: 1.0, -1.0 -> 32767, 0x8001): clamp to [-1, 1] / [0, 1] (NaN -> 0),
+  scale by 32767 / 65535 (exact in float64) and round to nearest even ("0.5 ULP accuracy, supports
+  rounding"; denormal inputs are kept). Ties (e.g. -0.5 * 32767) are a DECISION to confirm on hardware.
 - NaN results are quiet, keeping the payload's top bits.
 """
 from __future__ import annotations
@@ -69,6 +73,22 @@ def _pk_rtz(c, a, b):
     return lo.astype(U32) | (hi.astype(U32) << U32(16))
 
 
+def _norm(lo: float, scale: float, src: Fmt = F16):
+    """f16/f32_to_snorm (lo = -1, scale 32767) / _to_unorm (lo = 0, scale 65535)."""
+    def fn(c, a):
+        x = to_f64(a, src)
+        with np.errstate(invalid="ignore"):
+            x = np.clip(np.nan_to_num(x, nan=0.0), lo, 1.0)
+        return np.rint(x * scale).astype(np.int64).astype(U16)
+    return fn
+
+
+def _pk_norm(lo: float, scale: float, src: Fmt):
+    """v_cvt_pk_norm_*: D = {norm(S1), norm(S0)}."""
+    one = _norm(lo, scale, src)
+    return lambda c, a, b: _pack(one(c, a), one(c, b))
+
+
 def _pack(lo, hi):
     return (np.asarray(lo).astype(U32) & U32(0xFFFF)) | (np.asarray(hi).astype(U32) << U32(16))
 
@@ -109,6 +129,11 @@ def _table():
     o["v_cvt_u32_f64"] = Op(_to_int(F64, *U32R, U32), ("f64",), "u32")
     o["v_cvt_i16_f16"] = Op(_to_int(F16, *I16R, U16), ("f16",), "i16")
     o["v_cvt_u16_f16"] = Op(_to_int(F16, *U16R, U16), ("f16",), "u16")
+    o["v_cvt_norm_i16_f16"] = Op(_norm(-1.0, 32767.0), ("f16",), "i16", fmt=F16, flush=False)
+    o["v_cvt_norm_u16_f16"] = Op(_norm(0.0, 65535.0), ("f16",), "u16", fmt=F16, flush=False)
+    for f, t in ((F16, "f16"), (F32, "f32")):
+        o[f"v_cvt_pk_norm_i16_{t}"] = Op(_pk_norm(-1.0, 32767.0, f), (t, t), "b32", fmt=f, flush=False)
+        o[f"v_cvt_pk_norm_u16_{t}"] = Op(_pk_norm(0.0, 65535.0, f), (t, t), "b32", fmt=f, flush=False)
     o["v_cvt_floor_i32_f32"] = Op(_to_int(F32, *I32R, U32, pre=lambda x, a: np.floor(x)), ("f32",), "i32")
     o["v_cvt_nearest_i32_f32"] = Op(_to_int(F32, *I32R, U32, pre=_nearest), ("f32",), "i32")
     for k in range(4):

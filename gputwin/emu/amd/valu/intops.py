@@ -33,6 +33,24 @@ def _addsub_u(bits, dt, sign: int, rev=False):
     return fn
 
 
+def _mad16(signed: bool, dbits: int):
+    """v_mad_[ui]16 (dbits 16) / v_mad_[ui]32_[ui]16 (dbits 32): 16-bit products plus the addend, exact in
+    int64; clamp saturates to the destination's range (hardware-recorded: 0xFFFF * 2 + 0 -> 0xFFFF), else
+    the low dbits wrap."""
+    lo, hi = (-(1 << (dbits - 1)), (1 << (dbits - 1)) - 1) if signed else (0, (1 << dbits) - 1)
+    dt = U16 if dbits == 16 else U32
+
+    def fn(c, a, b, d):
+        if signed:
+            v = w64(s(a, I16)) * w64(s(b, I16)) + w64(s(d, I16 if dbits == 16 else I32))
+        else:
+            v = w64(a) * w64(b) + w64(d)
+        if c.clamp:
+            v = np.clip(v, lo, hi)
+        return (v & ((1 << dbits) - 1)).astype(dt)
+    return fn
+
+
 def _addsub_i(bits, udt, sdt, sign: int):
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
@@ -283,13 +301,10 @@ def _table():
     o["v_mad_u64_u32"] = Op(mad_u64_u32, ("u32", "u32", "u64"), "u64", out="v+mask")
     o["v_mad_i64_i32"] = Op(mad_i64_i32, ("i32", "i32", "i64"), "i64", out="v+mask")
     o["v_mul_lo_u16"] = Op(lambda c, a, b: (w64(a) * w64(b) & 0xFFFF).astype(U16), u16, "u16")
-    o["v_mad_u16"] = Op(lambda c, a, b, d: ((w64(a) * w64(b) + w64(d)) & 0xFFFF).astype(U16), ("u16",) * 3, "u16")
-    o["v_mad_i16"] = Op(lambda c, a, b, d: ((w64(s(a, I16)) * w64(s(b, I16)) + w64(s(d, I16))) & 0xFFFF)
-                        .astype(U16), ("i16",) * 3, "i16")
-    o["v_mad_u32_u16"] = Op(lambda c, a, b, d: ((w64(a) * w64(b) + w64(d)) & M32).astype(U32),
-                            ("u16", "u16", "u32"), "u32")
-    o["v_mad_i32_i16"] = Op(lambda c, a, b, d: ((w64(s(a, I16)) * w64(s(b, I16)) + w64(s(d, I32))) & M32)
-                            .astype(U32), ("i16", "i16", "i32"), "i32")
+    o["v_mad_u16"] = Op(_mad16(False, 16), ("u16",) * 3, "u16", int_clamp=True)
+    o["v_mad_i16"] = Op(_mad16(True, 16), ("i16",) * 3, "i16", int_clamp=True)
+    o["v_mad_u32_u16"] = Op(_mad16(False, 32), ("u16", "u16", "u32"), "u32", int_clamp=True)
+    o["v_mad_i32_i16"] = Op(_mad16(True, 32), ("i16", "i16", "i32"), "i32", int_clamp=True)
     b32, b16 = ("b32", "b32"), ("b16", "b16")
     for name, g in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
         o[f"v_{name}_b32"] = Op(_bin(g), b32, "b32")

@@ -43,14 +43,20 @@ def writelane(group, inst, mask):
     write_vdst(group, inst, "b32", np.broadcast_to(val, (group.n, group.lanes)), sel)
 
 
-def _permlane(cross: bool):
+def _permlane(cross: bool, var: bool = False):
+    """v_permlane16/x16_b32: lane i of a row of 16 reads lane nibble i of {S2, S1} of its own row (x16: of
+    the other row of its 32); the gfx12 _var forms take each lane's select from VGPR S1 [3:0] instead.
+    op_sel[0] = FI (inactive source lanes are read anyway), op_sel[1] = BOUND_CTRL (they read 0)."""
     def fn(group, inst, mask):
         src = np.broadcast_to(read(group, inst, "src0", "b32"), (group.n, group.lanes))
-        s1 = np.broadcast_to(read(group, inst, "src1", "u32"), (group.n, 1)).astype(np.uint64)
-        s2 = np.broadcast_to(read(group, inst, "src2", "u32"), (group.n, 1)).astype(np.uint64)
-        sel64 = s1 | (s2 << np.uint64(32))
         i = np.arange(group.lanes)
-        nib = ((sel64 >> (4 * (i & 15)).astype(np.uint64)) & np.uint64(15)).astype(np.int64)
+        if var:
+            nib = (np.broadcast_to(read(group, inst, "src1", "u32"), (group.n, group.lanes)) & U32(15)).astype(np.int64)
+        else:
+            s1 = np.broadcast_to(read(group, inst, "src1", "u32"), (group.n, 1)).astype(np.uint64)
+            s2 = np.broadcast_to(read(group, inst, "src2", "u32"), (group.n, 1)).astype(np.uint64)
+            sel64 = s1 | (s2 << np.uint64(32))
+            nib = ((sel64 >> (4 * (i & 15)).astype(np.uint64)) & np.uint64(15)).astype(np.int64)
         row = i & ~15
         if cross:
             row = row ^ 16
@@ -67,9 +73,12 @@ def _permlane(cross: bool):
 
 
 def permlane64(group, inst, mask):
+    """Swap the two 32-lane halves of a wave64; in wave32 the guide's pseudocode is s_nop (hardware-recorded:
+    VDST keeps its value)."""
+    if not group.wave64:
+        return
     src = np.broadcast_to(read(group, inst, "src0", "b32"), (group.n, group.lanes))
-    if group.wave64:
-        src = np.concatenate([src[:, 32:], src[:, :32]], axis=1)
+    src = np.concatenate([src[:, 32:], src[:, :32]], axis=1)
     write_vdst(group, inst, "b32", src, mask)
 
 
@@ -120,6 +129,7 @@ SPECIAL = {
     "v_permlane16_b32": _permlane(False),
     "v_permlanex16_b32": _permlane(True),
     "v_permlane64_b32": permlane64,
+    "v_permlane16_var_b32": _permlane(False, var=True), "v_permlanex16_var_b32": _permlane(True, var=True),
     "v_swap_b32": swap,
     "v_movrels_b32": _movrel(True, False),
     "v_movreld_b32": _movrel(False, True),

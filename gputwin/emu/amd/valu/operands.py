@@ -9,8 +9,9 @@ Rules (RDNA3 ISA guide, "Instruction operands"):
   240..248 are 0.5, -0.5, 1, -1, 2, -2, 4, -4, 1/(2*pi) in the operand's own float format.
 - a 32-bit literal feeds a 64-bit float operand as its high dword, a signed 64-bit integer
   sign-extended, an unsigned / untyped one zero-extended, a 16-bit operand through its low half.
-- 16-bit operands: VOP3/VOP3P pick the half with op_sel; VOP1/VOP2/VOPC use VGPR index bit 7 as the
-  half select ("v0.h" is encoded 128), as RDNA3's true16 register addressing does.
+- 16-bit operands: VOP3/VOP3P pick the half with op_sel; in VOP1/VOP2/VOPC, RDNA3 uses VGPR field bit 7
+  as the half select ("v0.h" is encoded 128): the decoder reports that bit as op_sel too, so one rule
+  (op_sel[i] for source i, op_sel[3] for the destination) serves every encoding.
 """
 from __future__ import annotations
 
@@ -64,8 +65,6 @@ def read(group, inst, role: str, typ: str, hi: bool = False):
     k = op.kind
     if k == "vgpr":
         idx = op.index
-        if w == 16 and inst.encoding in SHORT_ENCODINGS:
-            hi, idx = idx >= 128, idx & 127
         lo = group.vgpr(idx)
         if w == 16:
             return _half(lo, hi)
@@ -134,8 +133,6 @@ def write_vdst(group, inst, typ: str, value, mask) -> None:
         group.set_vgpr(idx + 1, words[:, 1::2], mask)
     else:
         hi = inst.op_sel[3]
-        if inst.encoding in SHORT_ENCODINGS:
-            hi, idx = idx >= 128, idx & 127
         old = group.vgpr(idx)
         v = value.astype(np.uint32)
         new = (old & np.uint32(0x0000FFFF)) | (v << np.uint32(16)) if hi else (old & np.uint32(0xFFFF0000)) | v

@@ -2,11 +2,15 @@
 
 Packed operand rules (RDNA3 ISA guide, VOP3P): for source i the low result half reads the half chosen
 by op_sel[i] and the high result half the half chosen by op_sel_hi[i]; neg applies to the low half,
-neg_hi to the high half (float ops only). An inline constant is its 16-bit encoding in the low half
-with a zero high half (what clang-19 relies on: (x, y) + (2.0, 0.0) is emitted as `v_pk_add_f16 v, v, 2.0`
-and (3, 3) as `... 3 op_sel_hi:[1,0]`); a literal is used as its 32 bits. v_pk_fmac_f16 / v_dot2acc_f32_f16 are VOP2: no op_sel, the
+neg_hi to the high half (float ops only). On an f16/bf16 operand an inline constant is its 16-bit encoding
+in the low half with a zero high half (clang-19 emits (x, y) + (2.0, 0.0) as `v_pk_add_f16 v, v, 2.0`); on
+a 16-bit integer operand it is the 32-bit constant: integers sign-extended (clang emits (x, y) + (-1, -1) as
+`v_pk_add_u16 v, v, -1` and (3, 3) as `... 3 op_sel_hi:[1,0]`), float codes the f32 pattern (hardware-
+recorded: v_pk_add_u16 of (5, 3) and 2.0 with op_sel_hi:[1,1] gives (5, 0x4003)). A literal is its 32 bits. v_pk_fmac_f16 / v_dot2acc_f32_f16 are VOP2: no op_sel, the
 destination is the accumulator. For v_fma_mix*, op_sel_hi[i] says f16 (1) or f32 (0) and neg_hi is
 abs. Each half of a packed op runs the scalar 16-bit table entry (same NaN/denormal/clamp rules).
+DPP (v_fma_mix*, v_dot2_f32_f16: the VOP3P entries LLVM gives a DPP form) moves src0's 32 bits across
+lanes first (dpp.py), then op_sel picks halves as usual; lanes DPP leaves invalid do not write.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import wmma
+from . import dpp, wmma
 from .arith import OPS as ARITH
 from .fp import F16, F32, BF16, Mode, fma_ro, round_f64, to_f64, apply_clamp, fix_nan, as_bits
 from .intops import OPS as INT
@@ -37,20 +41,25 @@ HALF = {
 _VOP2_ACC = ("v_pk_fmac_f16", "v_dot2acc_f32_f16")
 
 
-def _src32(group, inst, role: str, half_type: str | None):
-    """32 bits of a packed source; a 16-bit inline constant sits in the low half, the high half is 0."""
+def _src32(group, inst, role: str, half_type: str | None, moved0=None):
+    """32 bits of a packed source; a 16-bit inline constant sits in the low half, the high half is 0.
+    moved0: src0 after DPP lane movement."""
+    if moved0 is not None and role == "src0":
+        return moved0
     op = inst.operands.get(role)
     if op is None and role == "src2" and inst.op in _VOP2_ACC:
         role = "vdst"
         op = inst.operands[role]
-    if op is not None and op.kind == "const" and half_type in ("f16", "bf16", "i16", "u16", "b16"):
+    if op is not None and op.kind == "const" and half_type in ("f16", "bf16"):
         return np.asarray(U32(inline_const(op.index, half_type)))
+    if op is not None and op.kind == "const" and half_type in ("i16", "u16", "b16"):
+        return np.asarray(U32(inline_const(op.index, "b32")))   # 32 bits: sign-extended, or the f32 pattern
     return np.asarray(read(group, inst, role, half_type if half_type in ("f32", "u32", "i32") else "b32"))
 
 
-def _halves(group, inst, i: int, typ: str):
+def _halves(group, inst, i: int, typ: str, moved0=None):
     """(lo, hi) 16-bit halves of source i after op_sel / op_sel_hi and neg / neg_hi."""
-    v = _src32(group, inst, f"src{i}", typ)
+    v = _src32(group, inst, f"src{i}", typ, moved0)
     vop2 = inst.encoding == "VOP2"
     sel_lo = False if vop2 else inst.op_sel[i]
     sel_hi = True if vop2 else inst.op_sel_hi[i]
@@ -82,17 +91,17 @@ def _pk_half(group, inst, op, mode: Mode, mask):
     write_vdst(group, inst, "b32", out[0] | (out[1] << U32(16)), mask)
 
 
-def _mix_src(group, inst, i: int, mode: Mode):
+def _mix_src(group, inst, i: int, mode: Mode, moved0=None):
     """fma_mix source i as float64: f16 half (op_sel_hi=1, half by op_sel) or f32; neg_hi is abs."""
     if inst.op_sel_hi[i]:
-        v = _src32(group, inst, f"src{i}", "f16")
+        v = _src32(group, inst, f"src{i}", "f16", moved0)
         h = ((v >> U32(16)) if inst.op_sel[i] else v).astype(U16)
         if inst.neg_hi[i]:
             h = h & U16(0x7FFF)
         if inst.neg[i]:
             h = h ^ U16(0x8000)
         return to_f64(mode.flush_in(h, F16), F16), h, F16
-    v = _src32(group, inst, f"src{i}", "f32").astype(U32)
+    v = _src32(group, inst, f"src{i}", "f32", moved0).astype(U32)
     if inst.neg_hi[i]:
         v = v & U32(0x7FFFFFFF)
     if inst.neg[i]:
@@ -101,8 +110,8 @@ def _mix_src(group, inst, i: int, mode: Mode):
     return to_f64(v, F32), v, F32
 
 
-def _fma_mix(group, inst, mode: Mode, mask):
-    xs = [_mix_src(group, inst, i, mode) for i in range(3)]
+def _fma_mix(group, inst, mode: Mode, mask, moved0=None):
+    xs = [_mix_src(group, inst, i, mode, moved0) for i in range(3)]
     x = fma_ro(xs[0][0], xs[1][0], xs[2][0])
     out_f = F32 if inst.op == "v_fma_mix_f32" else F16
     mode.need_rne(out_f, inst.op)
@@ -128,9 +137,9 @@ def _dot2_f32(ht):
     approximate vs hardware for sums that are inexact in float64)."""
     hf = F16 if ht == "f16" else BF16
 
-    def fn(group, inst, mode: Mode, mask):
+    def fn(group, inst, mode: Mode, mask, moved0=None):
         mode.need_rne(F32, inst.op)
-        a, b = _halves(group, inst, 0, ht), _halves(group, inst, 1, ht)
+        a, b = _halves(group, inst, 0, ht, moved0), _halves(group, inst, 1, ht)
         c32 = _src32(group, inst, "src2", "f32").astype(U32)
         if hf is F16:
             a = tuple(mode.flush_in(x, F16) for x in a)
@@ -151,7 +160,9 @@ def _dot_int(width: int, signed_flags: bool):
     A and B from neg[0] / neg[1]; clamp saturates to the i32 (iu) or u32 range."""
     n, m = 32 // width, (1 << width) - 1
 
-    def fn(group, inst, mode: Mode, mask):
+    def fn(group, inst, mode: Mode, mask, moved0=None):
+        if moved0 is not None:
+            raise IllegalInstruction(f"{inst.op}: DPP is not modelled for integer dot products")
         a = np.asarray(read(group, inst, "src0", "b32")).astype(np.int64)
         b = np.asarray(read(group, inst, "src1", "b32")).astype(np.int64)
         c = np.asarray(read(group, inst, "src2", "b32")).astype(np.int64)
@@ -180,11 +191,18 @@ WHOLE = {
 OPS = set(HALF) | set(WHOLE) | set(wmma.OPS)
 
 
+_DPP = ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_dot2_f32_f16")
+
+
 def execute(group, inst) -> None:
-    if inst.dpp is not None:
-        raise IllegalInstruction(f"{inst.op}: DPP on packed math is not modelled")
     mode = Mode.of(group.mode)
     mask = None                                  # EXEC (the WaveGroup fast path)
+    if inst.dpp is not None:
+        if inst.op not in _DPP or inst.operands["src0"].kind != "vgpr":
+            raise IllegalInstruction(f"{inst.op}: DPP on this packed instruction is not modelled")
+        moved0, write = dpp.apply(group, inst.dpp, read(group, inst, "src0", "b32"))
+        WHOLE[inst.op](group, inst, mode, group.exec & write, moved0)
+        return
     if inst.op in wmma.OPS:
         wmma.execute(group, inst, mode)
     elif inst.op in HALF:

@@ -222,8 +222,8 @@ def test_f16_true16_register_halves_in_vop2():
     g = group(1)
     fill(g, 1, np.uint32((int(f16(2.0)) << 16) | int(f16(3.0))))
     fill(g, 0, np.uint32(0x5555AAAA))
-    # v_add_f16 v0.h, v1.h, v1.l is encoded with VGPR index + 128 for the high halves
-    execute(g, inst("v_add_f16", "VOP2", vdst=V(128), src0=V(129), src1=V(1)))
+    # v_add_f16 v0.h, v1.h, v1.l: the decoder reports the VGPR fields' bit 7 (high half) as op_sel
+    execute(g, inst("v_add_f16", "VOP2", vdst=V(0), src0=V(1), src1=V(1), op_sel=(True, False, False, True)))
     assert g.vgpr(0)[0, 0] == (int(f16(5.0)) << 16) | 0xAAAA
 
 
@@ -276,3 +276,16 @@ def test_f16_min_max_med3_and_ldexp():
     fill(g, 4, np.uint32(0xFFF1))                        # i16 exponent -15
     execute(g, inst("v_ldexp_f16", vdst=V(5), src0=V(1), src1=V(4)))
     np.testing.assert_array_equal(g.vgpr(5)[0, :2] & 0xFFFF, f16(np.array([2.0 ** -15, -2.0 ** -14], np.float16)))
+
+
+@pytest.mark.parametrize("s0,s1,s2,want", [
+    (2.0, 3.0, 1.0, 0x40C00000), (2.0, 3.0, 0.0, 0xFF7FFFFF), (2.0, 3.0, -0.0, 0xFF7FFFFF),
+    (2.0, 3.0, float("nan"), 0xFF7FFFFF), (2.0, float("-inf"), 1.0, 0xFF7FFFFF), (2.0, float("nan"), 1.0, 0xFF7FFFFF),
+    (2.0, -3.4028234663852886e38, 1.0, 0xFF7FFFFF), (0.0, float("inf"), 1.0, 0x00000000),   # DX9: 0 * inf = +0
+    (-2.0, 3.0, 5.0, 0xC0C00000)])
+def test_mullit_guard_and_dx9_multiply(s0, s1, s2, want):
+    g = group(1)
+    for reg, v in ((1, s0), (2, s1), (3, s2)):
+        fill(g, reg, np.float32(v))
+    execute(g, inst("v_mullit_f32", vdst=V(0), src0=V(1), src1=V(2), src2=V(3)))
+    assert g.vgpr(0)[0, 0] == want

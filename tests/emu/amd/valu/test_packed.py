@@ -57,6 +57,20 @@ def test_pk_inline_constant_is_low_half_with_zero_high_half_and_int_clamp():
     assert g.vgpr(5)[0, 0] == 0x0010_8010
 
 
+@pytest.mark.parametrize("const,op_sel_hi,want", [
+    (193, (True, True, True), 0x0002_0004),      # -1: sign-extended to 32 bits, both halves 0xFFFF (clang's
+                                                 # (x, y) + (-1, -1) is `v_pk_add_u16 v, v, -1`)
+    (131, (True, False, True), 0x0006_0008),     # 3 with op_sel_hi:[1,0]: (x, y) + (3, 3)
+    (131, (True, True, True), 0x0003_0008),      # 3: the high half of the 32-bit constant is 0
+    (244, (True, True, True), 0x4003_0005),      # 2.0: the f32 pattern 0x40000000 (hardware-recorded)
+])
+def test_pk_integer_inline_constants_are_32_bit(const, op_sel_hi, want):
+    g = group(1)
+    fill(g, 1, np.uint32(0x0003_0005))
+    execute(g, inst("v_pk_add_u16", "VOP3P", vdst=V(0), src0=V(1), src1=C(const), op_sel_hi=op_sel_hi))
+    assert g.vgpr(0)[0, 0] == want
+
+
 def test_pk_shifts_and_min_max_int():
     g = group(1)
     fill(g, 1, np.uint32(0x0011_0003))

@@ -1,0 +1,84 @@
+"""MTBUF (mtbuf.py): tbuffer loads/stores typed by the FORMAT field, against values computed here from the
+buffer bytes (numpy views for the integer/float widening); range checks per component; unmodelled
+formats fail closed. Syntax and format names: llvm-mc-19 -mcpu=gfx1100."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gputwin.emu.amd.standalone import Arena
+from gputwin.errors import IllegalInstruction
+from tests.emu.amd.helpers import run
+from tests.emu.amd.test_mubuf import vsharp
+
+LANE = np.arange(32, dtype=np.uint32)
+
+
+def _buffer(data: bytes):
+    arena = Arena()
+    return arena, arena.alloc(len(data), np.frombuffer(data, np.uint8))
+
+
+@pytest.mark.parametrize("fmt,dtype", [("16_16_SINT", np.int16), ("16_16_UINT", np.uint16), ("8_8_SINT", np.int8),
+                                        ("8_8_UINT", np.uint8)])
+def test_integer_formats_extend_and_fill_missing_components(fmt, dtype):
+    rng = np.random.default_rng(71)
+    raw = rng.integers(0, 256, 1024, dtype=np.uint8).tobytes()
+    arena, va = _buffer(raw)
+    size = np.dtype(dtype).itemsize
+    g = run(f"tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_{fmt}] offen", n=1,
+            sgprs=vsharp(va, 1024), vgprs={1: 4 * LANE + 1}, mem=arena.mem)
+    comps = np.frombuffer(raw, np.uint8)
+    for c in range(2):
+        at = 4 * LANE + 1 + c * size
+        vals = np.array([int(np.frombuffer(comps[a:a + size].tobytes(), dtype)[0]) for a in at], np.int64)
+        assert np.array_equal(g.vgpr(4 + c)[0], (vals & 0xFFFFFFFF).astype(np.uint32)), c
+    assert not g.vgpr(6).any() and (g.vgpr(7) == 1).all()          # z = 0, w = 1 for integer formats
+
+
+def test_f16_format_converts_exactly_and_w_is_one_point_zero():
+    vals = np.array([1.5, -0.0, 6.1e-5, 65504.0, np.inf, np.nan] * 11, np.float16)[:64]
+    vals.view(np.uint16)[5] = 0x7D01                                  # a signalling NaN: quieted, payload kept
+    arena, va = _buffer(vals.tobytes())
+    g = run("tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_16_16_FLOAT] offen", n=1,
+            sgprs=vsharp(va, 128), vgprs={1: 4 * LANE}, mem=arena.mem)
+    x, y = vals[0::2].astype(np.float32).view(np.uint32), vals[1::2].astype(np.float32).view(np.uint32)
+    assert np.array_equal(g.vgpr(4)[0], x) and np.array_equal(g.vgpr(5)[0, 3:], y[3:])
+    assert g.vgpr(5)[0, 2] == 0x7F800000 | 0x101 << 13 | 0x400000    # 0x7D01: payload << 13, quiet bit set
+    assert (g.vgpr(7) == 0x3F800000).all() and not g.vgpr(6).any()
+
+
+def test_32bit_formats_round_trip_and_range_check_each_component():
+    arena, va = _buffer(np.arange(64, dtype=np.uint32).tobytes())
+    g = run("""tbuffer_store_format_xyz v[2:4], v1, s[4:7], 0 format:[BUF_FMT_32_32_FLOAT] offen
+tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] offen""", n=1,
+            sgprs=vsharp(va, 8 * 12 + 4), vgprs={1: 8 * LANE, 2: 1000 + LANE, 3: 2000 + LANE, 4: 3000 + LANE},
+            mem=arena.mem)
+    mem = arena.array(va, np.uint32, 64)
+    for lane in range(32):
+        x_in, y_in = 8 * lane + 4 <= 100, 8 * lane + 8 <= 100           # NUM_RECORDS = 100 bytes
+        assert mem[2 * lane] == (1000 + lane if x_in else 2 * lane)
+        assert mem[2 * lane + 1] == (2000 + lane if y_in else 2 * lane + 1)   # z: not in a 2-component format
+    got = np.stack([g.vgpr(8 + c)[0] for c in range(3)])
+    for lane in range(32):
+        for c in range(3):
+            at = 8 * lane + 4 * c
+            assert got[c, lane] == (mem[at // 4] if at + 4 <= 100 else 0), (lane, c)
+
+
+def test_unmodelled_formats_and_narrow_stores_fail_closed():
+    arena, va = _buffer(bytes(256))
+    with pytest.raises(IllegalInstruction, match="BUF_FMT_8_8_8_8_UNORM is not modelled"):
+        run("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_8_8_8_8_UNORM] offen", n=1,
+            sgprs=vsharp(va, 256), mem=arena.mem)
+    with pytest.raises(IllegalInstruction, match="narrow format BUF_FMT_16_UINT"):
+        run("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_16_UINT] offen", n=1,
+            sgprs=vsharp(va, 256), mem=arena.mem)
+
+
+def test_gfx1201_vbuffer_tbuffer_uses_the_same_formats():
+    from tests.emu.amd.test_gfx12 import run12
+    arena, va = _buffer((np.arange(64, dtype=np.uint32) + 7).tobytes())
+    g = run12("tbuffer_load_format_xy v[2:3], v1, s[4:7], null format:[BUF_FMT_32_UINT] offen\ns_wait_loadcnt 0",
+              n=1, sgprs=vsharp(va, 256), vgprs={1: 4 * LANE}, mem=arena.mem)
+    assert np.array_equal(g.vgpr(2)[0], 7 + LANE) and not g.vgpr(3).any()   # y: past the 1-component format
