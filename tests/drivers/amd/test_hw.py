@@ -1,4 +1,4 @@
-"""The AMD driver on a real GPU: `pytest --dev AMD tests/drivers/amd/test_hw.py` on an RDNA3 (gfx1100)
+"""The AMD driver on a real GPU: `pytest --gputwin-dev AMD tests/drivers/amd/test_hw.py` on an RDNA3 (gfx1100)
 machine with /dev/kfd. Same fixtures, same driver calls as the MOCKAMD tests in test_device.py."""
 import numpy as np
 import pytest
