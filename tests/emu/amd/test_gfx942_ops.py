@@ -15,10 +15,10 @@ import pytest
 
 from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
 from gputwin.emu.amd.standalone import Arena
+from tests.oracles import oracle
 
 LLVM_MC, OBJCOPY = shutil.which("llvm-mc-19"), shutil.which("llvm-objcopy-19")
-pytestmark = pytest.mark.skipif(LLVM_MC is None or OBJCOPY is None,
-                                reason="needs llvm-mc-19 and llvm-objcopy-19 to assemble gfx942 snippets")
+pytestmark = oracle("llvm-mc-19", "llvm-objcopy-19")
 
 
 @functools.lru_cache(maxsize=None)

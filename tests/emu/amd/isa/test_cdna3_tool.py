@@ -3,19 +3,19 @@ llvm-objdump-19 --mcpu=gfx942 prints them, kernel by kernel."""
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 
 import pytest
 
 from gputwin.emu.amd.isa import tool
+from tests.oracles import oracle
 
 from .test_tool import _blocks, run
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[4] / "fixtures" / "amd" / "cl" / "gfx942"
 
 
-@pytest.mark.skipif(shutil.which("llvm-objdump-19") is None, reason="needs llvm-objdump-19 to compare with")
+@oracle("llvm-objdump-19")
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.hsaco")))
 def test_gfx942_elf_disassembly_matches_llvm_objdump(name):
     path = FIXTURES / f"{name}.hsaco"
@@ -36,7 +36,6 @@ def test_gfx942_kernels_use_gfx9_forms():
     text = "\n".join(run(tool.disasm_elf, p.read_bytes(), "gfx942")[1] for p in sorted(FIXTURES.glob("*.hsaco")))
     for form in ("_sdwa", "v_mfma_f32_16x16x16_f16 a[", "s_load_dwordx2", "v_addc_co_u32", "scratch_store"):
         assert form in text, form
-
 
 
 def test_gfx942_assembly_errors_name_line_and_column():
