@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from gputwin import device as devmod
@@ -72,3 +74,13 @@ def test_missing_real_amd_gpu_says_what_was_looked_for(monkeypatch):
     monkeypatch.setattr("gputwin.drivers.kernel.HostKernel.exists", lambda self, path: False)
     with pytest.raises(TargetNotAvailable, match="/dev/kfd"):
         devmod.open_device("AMD")
+
+
+@pytest.mark.parametrize("spec, module", [("MOCKAMD", "gputwin.mock.kfd"), ("CPU", "gputwin.drivers.cpu")])
+def test_a_broken_import_of_gputwins_own_target_is_an_error_not_unavailable(monkeypatch, spec, module):
+    """A mock target (and the CPU) are part of gputwin: a module that fails to import is a bug to report,
+    never TargetNotAvailable, which the device-agnostic suites would turn into skips."""
+    monkeypatch.setitem(sys.modules, module, None)      # `import` of it now raises ImportError
+    with pytest.raises(ImportError, match=module.replace(".", r"\.")) as e:
+        devmod.open_device(spec)
+    assert not isinstance(e.value, TargetNotAvailable)
