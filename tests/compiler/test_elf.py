@@ -83,7 +83,7 @@ def test_absolute_relocations_are_refused_by_name():
 
 
 def test_non_amdgpu_input_is_refused():
-    with pytest.raises(LinkError):
+    with pytest.raises(LinkError, match="not an ELF64 object"):
         link(b"\x7fELF" + bytes(60))
 
 

@@ -74,7 +74,7 @@ def test_program_runs_with_buffers_and_scalars(dev, axpy):
 def test_out_of_bounds_access_raises_memory_fault_not_a_crash(dev, axpy):
     bx, by = dev.alloc(40), dev.alloc(40)
     prg = load_kernel(dev, axpy)
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="CPU kernel axpy accessed memory outside its buffers") as e:
         prg(bx, by, 1.0, 11, grid=(1, 1, 1), block=(32, 1, 1))
     assert e.value.address == bx.va + 40 and e.value.write is False
 

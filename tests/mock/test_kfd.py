@@ -242,7 +242,7 @@ def test_apertures_and_clock_counters_and_available_memory(rig):
 def test_runtime_enable_then_busy_then_disable(rig):
     args = k.kfd_ioctl_runtime_enable_args(r_debug=0x1000, mode_mask=k.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)
     rig.ioctl(k.AMDKFD_IOC_RUNTIME_ENABLE, args)
-    with pytest.raises(OSError) as e:
+    with pytest.raises(OSError, match="AMDKFD_IOC_RUNTIME_ENABLE: the runtime is already enabled") as e:
         rig.ioctl(k.AMDKFD_IOC_RUNTIME_ENABLE, args)
     assert e.value.errno == 16   # EBUSY
     rig.ioctl(k.AMDKFD_IOC_RUNTIME_ENABLE, k.kfd_ioctl_runtime_enable_args(mode_mask=0))

@@ -50,7 +50,7 @@ def test_unmodelled_entries_raise_illegal_instruction_when_run(rep, arch):
     assert rows
     for e in rows:
         inst = next(i for i in conformance.instances(arch, t.by_enc[e["table"]][e["opcode"]]) if i is not None)
-        with pytest.raises(IllegalInstruction):
+        with pytest.raises(IllegalInstruction, match="not modelled"):
             program.build_handler(inst, arch)(None)
 
 

@@ -157,7 +157,7 @@ def test_memory_fault_in_a_packet_is_reported_with_the_address():
 
 def test_without_a_listener_the_fault_is_raised_to_the_doorbell_writer():
     r = Rig(listen=False)
-    with pytest.raises(MemoryFault):
+    with pytest.raises(MemoryFault, match="access to unmapped address"):
         r.submit(*write_data(0xDEAD_0000, 1))
 
 

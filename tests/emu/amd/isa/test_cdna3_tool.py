@@ -40,7 +40,7 @@ def test_gfx942_kernels_use_gfx9_forms():
 
 def test_gfx942_assembly_errors_name_line_and_column():
     from gputwin.emu.amd.isa.asm import AsmError, assemble
-    with pytest.raises(AsmError) as e:
+    with pytest.raises(AsmError, match="v_mfma_f32_16x16x16_f16 takes 4 operands, got 3") as e:
         assemble("s_endpgm\nv_mfma_f32_16x16x16_f16 a[0:3], v[4:5], v[6:7]", "gfx942")
     assert e.value.line == 2
     assert assemble("v_accvgpr_write_b32 a1, v2", "gfx942") == bytes.fromhex("0140d9d302010018")

@@ -123,7 +123,7 @@ def test_assembler_matches_llvm_mc_on_llvm_only_syntax(group):
 def test_llvm_rejects_each_bad_line_and_so_does_gputwin():
     assert vectors.run_llvm(BAD, False, "gfx1100", False) == [None] * len(BAD)
     for line in BAD:
-        with pytest.raises(AsmError):
+        with pytest.raises(AsmError, match=r"^line 1, column \d+: "):
             assemble(line)
 
 
