@@ -290,12 +290,16 @@ def test_local_pointer_arguments_get_lds_after_the_static_amount(dev, hsaco):
     l = np.arange(128, dtype=np.uint32)
     want = np.concatenate([a[127::-1], a[:127:-1]]) + (np.tile(l[::-1] * 3, 2) << 20)
     assert (out == want).all()
+    queued = dev.timeline_value
     with pytest.raises(TypeError, match=r"LocalMemory\(nbytes\)"):
         prg(buf, 512, LocalMemory(256), grid=2, block=128)
     with pytest.raises(ValueError, match="LDS"):
         prg(buf, LocalMemory(70000), LocalMemory(256), grid=2, block=128)
-    prg(buf, LocalMemory(512), LocalMemory(256), grid=2, block=128)   # the refusals queued nothing
-    dev.synchronize()
+    assert dev.timeline_value == queued                                  # the refusals queued nothing
+    prg(buf, LocalMemory(512), LocalMemory(256), grid=2, block=128)     # so one more pass, exactly
+    again = np.empty_like(a)
+    dev.copyout(again, buf)
+    assert (again == np.concatenate([out[127::-1], out[:127:-1]]) + (np.tile(l[::-1] * 3, 2) << 20)).all()
 
 
 def test_hip_kernels_with_unnamed_arguments_and_dynamic_shared_memory(dev, hsaco):
