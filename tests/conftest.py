@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: a per-test random generator, and the `oracle` marker (tests/oracles.py)."""
+"""Suite-wide fixtures and markers: a per-test random generator, the `oracle` marker (tests/oracles.py),
+and `approx_model` for tests of approximate units against gputwin's model (docs/conformance.md)."""
 import zlib
 
 import numpy as np
@@ -9,6 +10,9 @@ from tests.oracles import require_tools
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "oracle(*tools): needs these external tools as the reference")
+    config.addinivalue_line("markers", "approx_model: an approximate unit (transcendental, float WMMA/MFMA) "
+                                       "checked against gputwin's own model of it, not against hardware; "
+                                       "`-m 'not approx_model'` leaves only bit-exact claims")
 
 
 def pytest_runtest_setup(item):

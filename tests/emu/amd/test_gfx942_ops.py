@@ -107,7 +107,8 @@ def test_mfma_i8_16x16x32_accumulates_into_vgprs_with_wrap():
     assert (got == want).all()
 
 
-def test_mfma_f32_16x16x4_sums_c_then_k_in_float64_and_rounds_once():
+@pytest.mark.approx_model
+def test_mfma_f32_16x16x4_matches_the_model_c_then_k_in_float64_rounded_once():
     rng = np.random.default_rng(3)
     a = rng.standard_normal((16, 4)).astype(np.float32)
     b = rng.standard_normal((4, 16)).astype(np.float32)

@@ -151,8 +151,9 @@ def _wmma_pack(a, b):
     return pack(ra), pack(rb)
 
 
+@pytest.mark.approx_model
 @pytest.mark.parametrize("kind", ["f16", "bf16"])
-def test_wmma_f32_16x16x16_matches_float64_matmul(kind, rng):
+def test_wmma_f32_16x16x16_matches_the_model_float64_matmul_rounded_once(kind, rng):
     dt = np.float16 if kind == "f16" else ml_dtypes.bfloat16
     a = rng.standard_normal((16, 16)).astype(dt)
     b = rng.standard_normal((16, 16)).astype(dt)
@@ -234,7 +235,8 @@ def test_vopd_fmaak_cndmask_and_dot2acc():
     assert g.vgpr(4)[0, 0] == f32(5.5) and g.vgpr(7)[0, 0] == int(f32(0.5)) + 1
 
 
-def test_wmma_f16_result_in_selected_half_keeps_the_other(rng):
+@pytest.mark.approx_model
+def test_wmma_f16_result_in_selected_half_keeps_the_other_model_values(rng):
     a = rng.standard_normal((16, 16)).astype(np.float16)
     b = rng.standard_normal((16, 16)).astype(np.float16)
     c = rng.standard_normal((16, 16)).astype(np.float16)

@@ -16,9 +16,10 @@ def _run1(op, x, enc="VOP1"):
     return g.vgpr(0)[0, :len(x)]
 
 
+@pytest.mark.approx_model
 @pytest.mark.parametrize("op,ref", [("v_exp_f32", np.exp2), ("v_log_f32", np.log2), ("v_rcp_f32", lambda x: 1 / x),
                                     ("v_sqrt_f32", np.sqrt), ("v_rsq_f32", lambda x: 1 / np.sqrt(x))])
-def test_f32_transcendentals_round_float64_once(op, ref, rng):
+def test_f32_transcendentals_match_the_model_float64_rounded_once(op, ref, rng):
     x = np.abs(rng.standard_normal(32) * 10).astype(np.float32)
     with np.errstate(all="ignore"):
         want = ref(x.astype(np.float64)).astype(np.float32)
@@ -36,7 +37,8 @@ def test_transcendental_special_values():
     np.testing.assert_array_equal(got, [0, 0x7F800000, 0])
 
 
-def test_sin_cos_take_turns():
+@pytest.mark.approx_model
+def test_sin_cos_take_turns_and_match_the_model_rounded_once():
     x = np.array([0.25, 0.5, -0.25, 0.125, 1.75], np.float32)
     np.testing.assert_array_equal(_run1("v_sin_f32", x), np.sin(2 * np.pi * (x - np.floor(x)).astype(np.float64))
                                   .astype(np.float32).view(np.uint32))
@@ -44,7 +46,8 @@ def test_sin_cos_take_turns():
                                   .astype(np.float32).view(np.uint32))
 
 
-def test_f64_rcp_sqrt_and_f16_exp():
+@pytest.mark.approx_model
+def test_f64_rcp_sqrt_and_f16_exp_match_the_model_rounded_once():
     g = group(1)
     x = np.resize(np.array([3.0, 0.1, 1e300, 2.0], np.float64), 32)
     fill(g, 2, x)
