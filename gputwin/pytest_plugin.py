@@ -59,7 +59,7 @@ def pytest_configure(config):
         config._gputwin_targets = devmod.parse_spec(_spec(config))
     except ValueError as e:
         if _explicit(config):
-            raise pytest.UsageError(f"--gputwin-dev: {e}") from None
+            raise pytest.UsageError(f"--gputwin-dev (--dev): {e}") from None
         config._gputwin_error = f"$DEV={os.environ.get('DEV')!r} is not a gputwin device: {e}"
 
 
