@@ -1,5 +1,7 @@
 """Compiled AMDGPU code objects run on the RDNA3 emulator (gputwin.emu.amd, standalone dispatch entry
 point) and produce the same bits as the CPU device: the cross-target determinism contract."""
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -8,8 +10,7 @@ from gputwin.compiler import ir
 from tests.compiler import kernels
 from tests.compiler.helpers import bits, elementwise, run, run_elementwise
 
-import os
-ARCH = os.environ.get("EMU_ARCH", "gfx1100")
+ARCH = os.environ.get("EMU_ARCH", "gfx1100")   # tests/emu/amd/test_gfx12_compiler.py runs these on gfx1201
 
 
 def same_on_both(fn):
