@@ -15,15 +15,15 @@ from gputwin.emu.amd.isa.decode import decoder
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 # Committed code objects per report arch -> the test that runs their kernels and checks them bit for bit.
-# A pattern may match objects of several archs: each object counts only for the arch its ELF header names
-# (gfx11-generic objects run on gfx1100; gfx1200 shares gfx1201's objects, see OBJECT_ARCH).
-_DRIVERS = ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py")
-_DRIVER_ARCHS = ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_archs.py")
+# A pattern may match objects of several archs (fixtures/drivers holds gfx1201 and gfx942 builds too):
+# each object counts only for the arch its ELF header names (gfx11-generic objects run on gfx1100;
+# gfx1200 shares gfx1201's objects, see OBJECT_ARCH).
 FIXTURES = {
-    "gfx1100": (("fixtures/amd/cl/*.hsaco", "tests/emu/amd/test_standalone.py"), _DRIVERS),
-    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"), _DRIVER_ARCHS),
-    "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"), _DRIVER_ARCHS),
-    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"), _DRIVER_ARCHS),
+    "gfx1100": (("fixtures/amd/cl/*.hsaco", "tests/emu/amd/test_standalone.py"),
+                ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py")),
+    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
+    "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
+    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),),
 }
 OBJECT_ARCH = {"gfx1200": "gfx1201"}   # report arch -> the processor its fixture objects are built for
 HARDWARE_FIXTURES = 0      # results recorded on real GPUs: none exist yet (docs/conformance.md)
