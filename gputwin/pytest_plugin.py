@@ -33,15 +33,24 @@ def pytest_load_initial_conftests(early_config, parser, args):
     """Add the short `--dev` alias once the project's initial conftests have registered their options,
     and only if none of them took `--dev` (or the `dev` destination) for itself."""
     result = yield
-    taken = {name for group in (*parser._groups, parser._anonymous) for opt in group.options
-             for name in (*opt.names(), opt.dest)}
-    if "--dev" not in taken and "dev" not in taken:
+    taken = _registered(parser)
+    if taken is not None and "--dev" not in taken and "dev" not in taken:
         try:
             parser.getgroup("gputwin").addoption("--dev", dest="gputwin_dev_alias", default=None,
                                                  help=f"alias of --gputwin-dev: {_HELP}")
         except (ValueError, argparse.ArgumentError):   # registered some other way: leave it to its owner
             pass
     return result
+
+
+def _registered(parser) -> set[str] | None:
+    """Option strings and destinations registered so far; None where this pytest's parser does not
+    expose them (then no alias is added: never risk another project's option)."""
+    try:
+        return {name for group in (*parser._groups, parser._anonymous) for opt in group.options
+                for name in (*opt.names(), opt.dest)}
+    except (AttributeError, TypeError):
+        return None
 
 
 def _explicit(config) -> str | None:
