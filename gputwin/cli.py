@@ -36,7 +36,8 @@ def _real_usb_bridges() -> list[str]:
 
 
 def cmd_info(args) -> int:
-    """List the targets this machine can open, and the one $DEV / --dev selects."""
+    """List the targets this machine can open, and open the one $DEV / --dev selects: exit status 1,
+    saying why, when it cannot be opened."""
     spec = args.dev or os.environ.get("DEV") or devmod.DEFAULT_SPEC
     try:
         targets = devmod.parse_spec(spec)
@@ -55,6 +56,19 @@ def cmd_info(args) -> int:
     width = max(len(r[0]) for r in rows)
     for name, arch, how in rows:
         print(f"  {name:<{width}}  {arch:<8}  {how}")
+    return _check_selected(spec)
+
+
+def _check_selected(spec: str) -> int:
+    """Open what the spec selects (then close it): 0 and the opened devices, or 1 saying why not."""
+    try:
+        devices = devmod.open_device(spec)
+    except devmod.TargetNotAvailable as e:
+        print(f"gputwin: the selected target {spec} cannot be opened: {e}", file=sys.stderr)
+        return 1
+    for d in devices if isinstance(devices, tuple) else (devices,):
+        print(f"opened {d.name}")
+        d.close()
     return 0
 
 

@@ -1,61 +1,151 @@
 """pytest plugin (entry point `pytest11: gputwin`): pick the device under test.
 
-- `--dev SPEC` (default $DEV, else MOCKAMD) selects the target; a bad spelling stops the run at start.
-- `dev_spec` fixture: the selected spec string; `dev` fixture: the device, opened once per worker
-  (session scope, so each pytest-xdist worker opens its own).
-- `@pytest.mark.hw` tests run only when a real device is selected, else they are skipped saying so.
+It is loaded into every pytest run in an environment where gputwin is installed, so it must not change
+the outcome of a test that is not gputwin's:
+- `--gputwin-dev SPEC` (default $DEV, else MOCKAMD) selects the target; `--dev` is an alias for it only
+  when the project's own initial conftests did not register a `--dev` (checked after they load). A bad
+  spelling given on the command line stops the run at start; a bad $DEV (which may belong to another
+  tool) only fails the tests that ask for gputwin's fixtures.
+- `dev_spec` fixture: the selected spec string. `dev` fixture: the device, opened once per worker and
+  handed to each test; a test that leaves it lost (DeviceLost after a fault or hang) gets it closed and
+  reopened for the next test.
+- Tests carrying an explicit `@pytest.mark.hw` marker run only when a real device is selected, else they
+  are skipped saying so. Package, module, class and parameter names never count.
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 import pytest
 
 from gputwin import device as devmod
 
+_HELP = "device under test, e.g. MOCKAMD, MOCKAMD:gfx942, AMD, CPU (default: $DEV, else MOCKAMD)"
+
 
 def pytest_addoption(parser):
-    group = parser.getgroup("gputwin")
-    group.addoption("--dev", action="store", default=None,
-                    help="device under test, e.g. MOCKAMD, MOCKAMD:gfx942, AMD, CPU (default: $DEV, else MOCKAMD)")
+    parser.getgroup("gputwin").addoption("--gputwin-dev", dest="gputwin_dev", default=None, help=_HELP)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Add the short `--dev` alias once the project's initial conftests have registered their options,
+    and only if none of them took `--dev` (or the `dev` destination) for itself."""
+    result = yield
+    taken = _registered(parser)
+    if taken is not None and "--dev" not in taken and "dev" not in taken:
+        try:
+            parser.getgroup("gputwin").addoption("--dev", dest="gputwin_dev_alias", default=None,
+                                                 help=f"alias of --gputwin-dev: {_HELP}")
+        except (ValueError, argparse.ArgumentError):   # registered some other way: leave it to its owner
+            pass
+    return result
+
+
+def _registered(parser) -> set[str] | None:
+    """Option strings and destinations registered so far; None where this pytest's parser does not
+    expose them (then no alias is added: never risk another project's option)."""
+    try:
+        return {name for group in (*parser._groups, parser._anonymous) for opt in group.options
+                for name in (*opt.names(), opt.dest)}
+    except (AttributeError, TypeError):
+        return None
+
+
+def _explicit(config) -> str | None:
+    return config.getoption("gputwin_dev") or getattr(config.option, "gputwin_dev_alias", None)
 
 
 def _spec(config) -> str:
-    return config.getoption("dev") or os.environ.get("DEV") or devmod.DEFAULT_SPEC
+    return _explicit(config) or os.environ.get("DEV") or devmod.DEFAULT_SPEC
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "hw: needs a real GPU selected with --dev (AMD, NV, USBAMD)")
+    config.addinivalue_line("markers", "hw: needs a real GPU selected with --gputwin-dev (AMD, NV, USBAMD)")
+    config._gputwin_targets, config._gputwin_error = None, None
     try:
         config._gputwin_targets = devmod.parse_spec(_spec(config))
     except ValueError as e:
-        raise pytest.UsageError(f"--dev/$DEV: {e}") from None
+        if _explicit(config):
+            raise pytest.UsageError(f"--gputwin-dev (--dev): {e}") from None
+        config._gputwin_error = f"$DEV={os.environ.get('DEV')!r} is not a gputwin device: {e}"
 
 
 def pytest_report_header(config):
+    if config._gputwin_error:
+        return f"gputwin device under test: none ({config._gputwin_error})"
     return f"gputwin device under test: {_spec(config)}"
 
 
 def pytest_collection_modifyitems(config, items):
-    targets = getattr(config, "_gputwin_targets", [])
+    targets = config._gputwin_targets or []
     if any(t.real for t in targets):
         return
-    skip = pytest.mark.skip(reason=f"needs a real GPU: run with --dev AMD (or NV, USBAMD); selected {_spec(config)}")
+    skip = pytest.mark.skip(reason="needs a real GPU: run with --gputwin-dev AMD (or NV, USBAMD); "
+                                   f"selected {_spec(config)}")
     for item in items:
-        if "hw" in item.keywords:
+        if item.get_closest_marker("hw") is not None:
             item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
 def dev_spec(pytestconfig) -> str:
+    if pytestconfig._gputwin_error:
+        pytest.fail(pytestconfig._gputwin_error, pytrace=False)
     return _spec(pytestconfig)
 
 
-@pytest.fixture(scope="session")
-def dev(dev_spec):
-    d = devmod.open_device(dev_spec)
-    yield d
-    for one in d if isinstance(d, tuple) else (d,):
+def _devices(d) -> tuple:
+    return d if isinstance(d, tuple) else (d,)
+
+
+def _close(d) -> None:
+    for one in _devices(d):
         close = getattr(one, "close", None)
         if close is not None:
             close()
+
+
+def _usable(d) -> bool:
+    """Whether every device still takes work: synchronize raises DeviceLost (or the error that lost it)."""
+    try:
+        for one in _devices(d):
+            one.synchronize()
+    except Exception:   # noqa: BLE001 - any failure here means the next test must not get this device
+        return False
+    return True
+
+
+class _DeviceHolder:
+    """The worker's open device, reopened when a test left it lost."""
+
+    def __init__(self, spec: str):
+        self.spec, self.device = spec, None
+
+    def get(self):
+        if self.device is None:
+            self.device = devmod.open_device(self.spec)
+        return self.device
+
+    def check(self) -> None:
+        if self.device is not None and not _usable(self.device):
+            self.close()
+
+    def close(self) -> None:
+        d, self.device = self.device, None
+        if d is not None:
+            _close(d)
+
+
+@pytest.fixture(scope="session")
+def _gputwin_device_holder(dev_spec):
+    holder = _DeviceHolder(dev_spec)
+    yield holder
+    holder.close()
+
+
+@pytest.fixture
+def dev(_gputwin_device_holder):
+    yield _gputwin_device_holder.get()
+    _gputwin_device_holder.check()

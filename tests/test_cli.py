@@ -11,6 +11,16 @@ def test_info_lists_mock_targets(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "selected: MOCKAMD" in out and "MOCKAMD:gfx1100" in out and "CPU" in out
     assert "MOCKNV:sm_90" in out and "MOCKNV:sm_80" in out
+    assert out.splitlines()[-1] == "opened AMD:0 (gfx1100)"
+
+
+def test_info_says_why_the_selected_target_cannot_be_opened(capsys, monkeypatch):
+    monkeypatch.setattr("gputwin.drivers.kernel.HostKernel.exists", lambda self, path: False)
+    assert main(["info", "--dev", "AMD"]) == 1
+    out, err = capsys.readouterr()
+    assert "selected: AMD" in out and "opened" not in out
+    assert err.strip() == ("gputwin: the selected target AMD cannot be opened: AMD: no real AMD GPU here "
+                           "(looked for /dev/kfd); use MOCKAMD for the emulated one")
 
 
 def test_info_rejects_a_bad_dev_listing_valid_spellings(capsys, monkeypatch):

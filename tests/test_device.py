@@ -1,3 +1,6 @@
+import re
+import sys
+
 import pytest
 
 from gputwin import device as devmod
@@ -24,7 +27,7 @@ def test_valid_targets_parse(text, expected):
 @pytest.mark.parametrize("text", ["NOPE", "MOCKCPU", "AMD:gfx9999", "NV:gfx1100", "AMD:sm_90", "CPU:0",
                                   "MOCK", "AMD:", "MOCKMOCKAMD"])
 def test_invalid_targets_list_the_valid_spellings(text):
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(ValueError, match=re.escape(repr(text.strip()))) as e:
         parse_target(text)
     assert "valid spellings" in str(e.value) and "MOCKAMD" in str(e.value) and "gfx942" in str(e.value)
 
@@ -40,7 +43,7 @@ def test_lists_are_comma_separated():
 
 @pytest.mark.parametrize("spec", ["", "MOCKAMD,", ",CPU", " , "])
 def test_empty_entries_are_errors(spec):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^empty device in " + re.escape(repr(spec))):
         parse_spec(spec)
 
 
@@ -87,3 +90,13 @@ def test_missing_real_amd_gpu_says_what_was_looked_for(monkeypatch):
     monkeypatch.setattr("gputwin.drivers.kernel.HostKernel.exists", lambda self, path: False)
     with pytest.raises(TargetNotAvailable, match="/dev/kfd"):
         devmod.open_device("AMD")
+
+
+@pytest.mark.parametrize("spec, module", [("MOCKAMD", "gputwin.mock.kfd"), ("CPU", "gputwin.drivers.cpu")])
+def test_a_broken_import_of_gputwins_own_target_is_an_error_not_unavailable(monkeypatch, spec, module):
+    """A mock target (and the CPU) are part of gputwin: a module that fails to import is a bug to report,
+    never TargetNotAvailable, which the device-agnostic suites would turn into skips."""
+    monkeypatch.setitem(sys.modules, module, None)      # `import` of it now raises ImportError
+    with pytest.raises(ImportError, match=module.replace(".", r"\.")) as e:
+        devmod.open_device(spec)
+    assert not isinstance(e.value, TargetNotAvailable)

@@ -1,3 +1,7 @@
+import pathlib
+
+import pytest
+
 TEST_FILE = """
 import pytest
 
@@ -31,3 +35,76 @@ def test_bad_dev_stops_the_run(pytester):
     result = pytester.runpytest("--dev", "NOPE")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*valid spellings*"])
+
+
+def test_only_an_explicit_hw_marker_skips(pytester):
+    """Names never count: a `hw` package, a test_hw_* module, a TestHw class and a parameter id `hw` are
+    other projects' ordinary tests (pytest's keywords include all of these names)."""
+    pytester.makepyfile(**{"peer_tests/__init__.py": "", "peer_tests/hw/__init__.py": "",
+                           "peer_tests/hw/test_x.py": "def test_x():\n    assert 1 + 1 == 2\n",
+                           "peer_tests/test_hw_module.py": "def test_m():\n    assert 2 * 2 == 4\n",
+                           "peer_tests/test_classes.py": "class TestHw:\n    def test_c(self):\n        assert True\n",
+                           "peer_tests/test_params.py": ("import pytest\n\n@pytest.mark.parametrize('x', [1], ids=['hw'])\n"
+                                                    "def test_p(x):\n    assert x == 1\n"),
+                           "peer_tests/test_marked.py": "import pytest\n\n@pytest.mark.hw\ndef test_h():\n    pass\n"})
+    result = pytester.runpytest("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED*test_marked.py*needs a real GPU: run with --gputwin-dev AMD*"])
+    assert "test_x" not in "".join(line for line in result.outlines if "SKIPPED" in line)
+
+
+@pytest.mark.parametrize("register", ['parser.addoption("--dev", action="store_true")',
+                                      'parser.getgroup("mine").addoption("--dev", dest="dev", action="store_true")'],
+                         ids=["plain", "own-group-and-dest"])
+def test_a_project_with_its_own_dev_option_starts(pytester, register):
+    pytester.makeconftest(f"def pytest_addoption(parser):\n    {register}\n")
+    pytester.makepyfile("def test_mine(request, dev_spec):\n"
+                        "    assert request.config.getoption('dev') is True\n"
+                        "    assert dev_spec == 'CPU'\n")
+    result = pytester.runpytest("--dev", "--gputwin-dev", "CPU")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, monkeypatch):
+    """$DEV may belong to another tool: it stops nothing but the tests that ask gputwin for a device."""
+    monkeypatch.setenv("DEV", "not-a-gpu")
+    pytester.makepyfile("def test_plain():\n    pass\n\ndef test_gputwin(dev_spec):\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*$DEV='not-a-gpu' is not a gputwin device*valid spellings*"])
+
+
+LOSE_DEVICE = """
+import numpy as np
+import pytest
+
+import gputwin
+from gputwin.drivers.hcq import DeviceLost
+
+BLOB = open({blob!r}, "rb").read()
+
+
+def test_a_fault_loses_the_device(dev):
+    buf = dev.alloc(4096)
+    dev.load(BLOB, "fault")(buf, 1 << 36, grid=1, block=32)
+    with pytest.raises(gputwin.GpuFault, match="fault"):
+        dev.synchronize()
+    with pytest.raises(DeviceLost, match="earlier error"):
+        dev.alloc(16)
+
+
+def test_the_next_test_gets_a_working_device(dev):
+    buf = dev.alloc(64)
+    dev.copyin(buf, np.arange(16, dtype=np.uint32))
+    out = np.zeros(16, np.uint32)
+    dev.copyout(out, buf)
+    dev.synchronize()
+    assert out.tolist() == list(range(16))
+"""
+
+
+def test_a_test_that_loses_the_device_does_not_poison_the_next(pytester):
+    blob = str(pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "drivers" / "kernels_gfx1100_v5.hsaco")
+    pytester.makepyfile(LOSE_DEVICE.format(blob=blob))
+    result = pytester.runpytest("--gputwin-dev", "MOCKAMD", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)

@@ -1,11 +1,9 @@
 """gputwin.abi.amdhsa against LLVM: the descriptor layout, register fields and user SGPR order."""
-import shutil
 import subprocess
-
-import pytest
 
 from gputwin.abi import amdhsa as h
 from gputwin.abi.code_object import CodeObject
+from tests.oracles import oracle
 
 
 def test_kernel_descriptor_offsets_match_llvm():
@@ -99,7 +97,7 @@ amdhsa.kernels:
 """
 
 
-@pytest.mark.skipif(not (shutil.which("llvm-mc-19") and shutil.which("ld.lld-19")), reason="needs llvm-mc-19, ld.lld-19")
+@oracle("llvm-mc-19", "ld.lld-19")
 def test_fields_read_back_what_the_llvm_assembler_wrote(tmp_path):
     (tmp_path / "k.s").write_text(_DESCRIPTOR_ASM)
     subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj",

@@ -3,16 +3,15 @@ request number are checked by the C compiler (static assertions), when the host 
 import ctypes
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from gputwin.abi import ioctl
 from gputwin.abi import kfd_ioctl as k
+from tests.oracles import oracle
 
 HEADER = "/usr/include/linux/kfd_ioctl.h"
-CLANG = shutil.which("clang-19") or shutil.which("clang")
 
 # what appeared after a given minor version (so an older host header can still check the rest)
 _ADDED_IN = {"kfd_ioctl_runtime_enable_args": 13, "kfd_runtime_info": 13, "AMDKFD_IOC_RUNTIME_ENABLE": 13,
@@ -46,8 +45,8 @@ def test_event_data_union_members_alias_the_same_bytes():
     assert k.kfd_event_data.event_id.offset == 40
 
 
-@pytest.mark.skipif(not (CLANG and os.path.exists(HEADER)),
-                    reason=f"needs a C compiler (clang-19) and the uapi header {HEADER}")
+@oracle("clang-19")
+@pytest.mark.skipif(not os.path.exists(HEADER), reason=f"needs the uapi header {HEADER} (apt install linux-libc-dev)")
 def test_layouts_and_request_numbers_match_the_host_uapi_header(tmp_path):
     minor = int(re.search(r"KFD_IOCTL_MINOR_VERSION\s+(\d+)", open(HEADER).read()).group(1))
     skip = {name for name, version in _ADDED_IN.items() if version > minor}
@@ -68,5 +67,5 @@ def test_layouts_and_request_numbers_match_the_host_uapi_header(tmp_path):
             lines.append(f"_Static_assert({name} == {value}ULL, \"request {name}\");")
     src = tmp_path / "check.c"
     src.write_text("\n".join(lines) + "\n")
-    res = subprocess.run([CLANG, "-fsyntax-only", "-I", str(tmp_path), str(src)], capture_output=True, text=True)
+    res = subprocess.run(["clang-19", "-fsyntax-only", "-I", str(tmp_path), str(src)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-3000:]

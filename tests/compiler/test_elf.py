@@ -1,5 +1,4 @@
 """Linked AMDGPU code objects: loadable like ld.lld -shared output, for gfx1100, gfx1201 and gfx942."""
-import shutil
 import struct
 import subprocess
 
@@ -8,15 +7,13 @@ import pytest
 from gputwin.compiler import compile_kernel, llvm as backend, render
 from gputwin.compiler.elf import LinkError, link
 from tests.compiler import kernels
+from tests.oracles import require_tools
 
 ARCHS = ["gfx1100", "gfx1201", "gfx942"]
 
 
 def tool(name):
-    path = shutil.which(name)
-    if path is None:
-        pytest.skip(f"needs {name} on PATH")
-    return path
+    return require_tools(name)[0]
 
 
 def sections(image: bytes) -> dict:
@@ -86,7 +83,7 @@ def test_absolute_relocations_are_refused_by_name():
 
 
 def test_non_amdgpu_input_is_refused():
-    with pytest.raises(LinkError):
+    with pytest.raises(LinkError, match="not an ELF64 object"):
         link(b"\x7fELF" + bytes(60))
 
 

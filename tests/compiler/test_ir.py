@@ -58,7 +58,7 @@ def test_values_from_before_a_barrier_cannot_be_used_after_it():
     gid = k.global_id(0)                # pure index math stays usable
     k.barrier()
     out[gid] = 1.0
-    with pytest.raises(ir.IRError):
+    with pytest.raises(ir.IRError, match="was made inside a block .* that does not contain this use"):
         out[gid] = x
 
 

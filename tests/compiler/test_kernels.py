@@ -6,7 +6,6 @@ from gputwin.compiler import ir
 from tests.compiler import kernels
 from tests.compiler.helpers import bits, run
 
-rng = np.random.default_rng(5)
 
 
 def sequential_sum(x: np.ndarray) -> np.ndarray:
@@ -16,13 +15,13 @@ def sequential_sum(x: np.ndarray) -> np.ndarray:
     return acc
 
 
-def test_row_sum_adds_in_index_order():
+def test_row_sum_adds_in_index_order(rng):
     x = rng.standard_normal((37, 129)).astype(np.float32)
     (_, out) = run(kernels.row_sum(), [x, np.zeros(37, np.float32), 37, 129], grid=(2, 1, 1))
     assert np.array_equal(bits(out), bits(sequential_sum(x)))
 
 
-def test_column_max_over_a_strided_view():
+def test_column_max_over_a_strided_view(rng):
     x = rng.standard_normal((20, 48)).astype(np.float32)
     x[3, 5] = np.nan
     (_, out) = run(kernels.col_max(), [x, np.zeros(40, np.float32), 20, 40, 48], grid=(2, 1, 1))
@@ -31,7 +30,7 @@ def test_column_max_over_a_strided_view():
     assert np.array_equal(out[~np.isnan(want)], want[~np.isnan(want)])
 
 
-def test_matmul_matches_a_sequential_k_loop():
+def test_matmul_matches_a_sequential_k_loop(rng):
     a = rng.standard_normal((19, 33)).astype(np.float32)
     b = rng.standard_normal((33, 21)).astype(np.float32)
     (_, _, c) = run(kernels.matmul(), [a, b, np.zeros((19, 21), np.float32), 19, 21, 33], grid=(3, 3, 1))
@@ -42,7 +41,7 @@ def test_matmul_matches_a_sequential_k_loop():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_batched_matmul_uses_the_third_grid_axis():
+def test_batched_matmul_uses_the_third_grid_axis(rng):
     a = rng.standard_normal((3, 9, 5)).astype(np.float32)
     b = rng.standard_normal((3, 5, 7)).astype(np.float32)
     (_, _, c) = run(kernels.matmul(batched=True, use_fma=True), [a, b, np.zeros((3, 9, 7), np.float32), 9, 7, 5],
@@ -56,7 +55,7 @@ def test_shared_memory_and_barrier_reverse_each_workgroup():
     assert np.array_equal(out, (x * 3).reshape(4, 64)[:, ::-1].reshape(-1))
 
 
-def test_fused_chain_over_broadcast_inputs_rounds_like_numpy():
+def test_fused_chain_over_broadcast_inputs_rounds_like_numpy(rng):
     a = rng.standard_normal((6, 50)).astype(np.float32)
     s = rng.standard_normal(50).astype(np.float32)
     b = rng.standard_normal(6).astype(ml_dtypes.bfloat16)
@@ -65,7 +64,7 @@ def test_fused_chain_over_broadcast_inputs_rounds_like_numpy():
     np.testing.assert_allclose(out.astype(np.float32), np.tanh(v), rtol=2e-3, atol=1e-3)
 
 
-def test_int64_loop_bounds_and_index():
+def test_int64_loop_bounds_and_index(rng):
     k = ir.KernelBuilder("i64sum", local_size=(1, 1, 1))
     x, out = k.buffer("x", ir.int64), k.buffer("out", ir.int64)
     n = k.scalar("n", ir.int64)

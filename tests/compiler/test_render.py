@@ -14,11 +14,28 @@ def all_kernels():
             elementwise("m", [ir.float32, ir.float32], ir.float32, lambda x, y: ir.pow(x, y) / ir.exp(y))]
 
 
+TRIPLES = {"gfx": "amdgcn-amd-amdhsa", "sm_": "nvptx64-nvidia-cuda"}
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_rendered_ir_parses_and_verifies(target):
+def test_rendered_ir_parses_verifies_and_defines_each_kernel(target):
     llvm.initialize_all_targets()
     for kern in all_kernels():
-        llvm.parse_assembly(render(kern, target)).verify()
+        mod = llvm.parse_assembly(render(kern, target))
+        mod.verify()
+        fn = mod.get_function(kern.name)
+        assert not fn.is_declaration
+        # GPU kernels take the kernel's parameters; the CPU frame is (argv, fault, gx, gy, gz)
+        assert len(list(fn.arguments)) == (5 if target == "cpu" else len(kern.params)), kern.name
+        assert mod.triple == TRIPLES.get(target[:3], llvm.get_process_triple())
+
+
+def test_the_verifier_rejects_a_broken_rendering():
+    """The check above can fail: the same IR with its kernel's return dropped is rejected."""
+    text = render(kernels.fused_chain(), "gfx1100")
+    assert "  ret void\n" in text
+    with pytest.raises(RuntimeError, match="LLVM IR parsing error"):
+        llvm.parse_assembly(text.replace("  ret void\n", "", 1)).verify()
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -74,7 +74,7 @@ def test_program_runs_with_buffers_and_scalars(dev, axpy):
 def test_out_of_bounds_access_raises_memory_fault_not_a_crash(dev, axpy):
     bx, by = dev.alloc(40), dev.alloc(40)
     prg = load_kernel(dev, axpy)
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="CPU kernel axpy accessed memory outside its buffers") as e:
         prg(bx, by, 1.0, 11, grid=(1, 1, 1), block=(32, 1, 1))
     assert e.value.address == bx.va + 40 and e.value.write is False
 
@@ -104,12 +104,24 @@ def test_load_refuses_foreign_images_and_wrong_names(dev, axpy):
 
 
 def test_many_programs_can_be_loaded_and_dropped(dev, axpy):
+    """Each load gets its own JIT engine that runs; a dropped program is freed (the device keeps no
+    reference to it) and the next load works."""
     import gc
+    import weakref
+    x = np.arange(64, dtype=np.float32)
+    bx, by = dev.alloc(256), dev.alloc(256)
+    dev.copyin(bx, x)
+    dev.copyin(by, np.zeros(64, np.float32))
     for _ in range(3):
         prg = load_kernel(dev, axpy)
+        prg(bx, by, 1.0, 64, grid=(2, 1, 1), block=(32, 1, 1))
+        dropped = weakref.ref(prg)
         del prg
         gc.collect()
-    assert load_kernel(dev, axpy) is not None
+        assert dropped() is None
+    out = np.empty(64, np.float32)
+    dev.copyout(out, by)
+    assert np.array_equal(out, 3 * x)
 
 
 def test_runaway_loop_is_a_gpu_hang_not_a_hung_host(dev, monkeypatch):

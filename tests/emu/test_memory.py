@@ -37,7 +37,7 @@ def test_unaligned_vector_access(mem):
 
 @pytest.mark.parametrize("addr,n", [(0x0FFC, 4), (0x10FE, 4), (0x3000, 1), (0x1100, 4)])
 def test_out_of_bounds_faults_with_the_address(mem, addr, n):
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="unmapped address") as e:
         mem.load(np.array([0x1000, addr], np.uint64), n)
     assert isinstance(e.value, GpuFault) and e.value.address in (addr, 0x1100) and e.value.write is False
 
@@ -45,17 +45,17 @@ def test_out_of_bounds_faults_with_the_address(mem, addr, n):
 def test_write_to_read_only_mapping_faults():
     m = AddressSpace()
     m.map(0x4000, 64, writable=False)
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="write to read-only mapping") as e:
         m.store_u32(np.array([0x4000], np.uint64), np.array([1], np.uint32))
     assert e.value.write is True
-    with pytest.raises(MemoryFault):
+    with pytest.raises(MemoryFault, match="write to read-only mapping"):
         m.write_u32(0x4000, 1)
 
 
 def test_overlapping_maps_are_rejected(mem):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="mapping va=0x10f0 size=0x20 overlaps an existing mapping"):
         mem.map(0x10F0, 0x20)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="mapping va=0xf80 size=0x100 overlaps an existing mapping"):
         mem.map(0x0F80, 0x100)
 
 
@@ -66,5 +66,5 @@ def test_host_backed_mapping_shares_memory():
     m.write_u32(0x8008, 77)
     assert buf[2] == 77
     m.unmap(0x8000)
-    with pytest.raises(MemoryFault):
+    with pytest.raises(MemoryFault, match="unmapped address"):
         m.read_u32(0x8008)

@@ -1,13 +1,25 @@
-"""Bit-level comparisons for the tensor suite: floats compare as bits (NaN payloads aside) or in ULPs."""
+"""Bit-level comparisons for the tensor suite: floats compare as bits, every NaN as one canonical NaN
+(payload and sign aside, which numpy leaves to the host CPU), or in ULPs."""
+import ml_dtypes
 import numpy as np
+
+# the positive quiet NaN of each float width; every NaN of an array is compared as this pattern
+CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC0_0000, 8: 0x7FF8_0000_0000_0000}
+BFLOAT16_NAN = 0x7FC0
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16)
 
 
 def bits(a: np.ndarray) -> np.ndarray:
-    """Raw bits of an array, with every NaN mapped to one pattern (payloads are not compared)."""
+    """Raw bits of an array, with every NaN mapped to the canonical quiet NaN of its type: a NaN still
+    differs from every number (+0.0 included), but payloads and signs are not compared."""
     a = np.asarray(a)
-    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+    if _is_float(a):
         u = a.view(f"u{a.dtype.itemsize}").copy()
-        u[np.isnan(a.astype(np.float32))] = 0
+        nan = BFLOAT16_NAN if a.dtype == np.dtype(ml_dtypes.bfloat16) else CANONICAL_NAN[a.dtype.itemsize]
+        u[np.isnan(a.astype(np.float64))] = nan
         return u
     return a.view(f"u{a.dtype.itemsize}") if a.dtype != np.bool_ else a
 
@@ -22,12 +34,16 @@ def assert_bits(got: np.ndarray, ref: np.ndarray):
                           f"got {got.reshape(-1)[bad[0]]!r}, expected {ref.reshape(-1)[bad[0]]!r}")
 
 
+NAN_MISMATCH = np.iinfo(np.int64).max
+
+
 def ulp_distance(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """Distance in units in the last place between two float arrays of the same dtype (NaN==NaN)."""
+    """Distance in units in the last place between two float arrays of the same dtype: 0 where both are
+    NaN, NAN_MISMATCH where exactly one is."""
     n = got.dtype.itemsize * 8
     def ordered(a):
         i = a.view(f"i{n // 8}").astype(np.int64)
         return np.where(i < 0, -(i & ((1 << (n - 1)) - 1)), i)
     d = np.abs(ordered(got) - ordered(ref))
-    both_nan = np.isnan(got.astype(np.float32)) & np.isnan(ref.astype(np.float32))
-    return np.where(both_nan, 0, d)
+    gn, rn = np.isnan(got.astype(np.float64)), np.isnan(ref.astype(np.float64))
+    return np.where(gn & rn, 0, np.where(gn | rn, NAN_MISMATCH, d))

@@ -8,8 +8,7 @@ import pytest
 from gputwin.tensor import DTypeError, ShapeError, Tensor
 from tests.tensor.bitcheck import assert_bits, ulp_distance
 
-RNG = np.random.default_rng(11)
-X = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+X = np.random.default_rng(11).standard_normal((3, 4, 5)).astype(np.float32)   # fixed at import
 
 
 def seq_sum(x: np.ndarray, axis, acc=np.float32) -> np.ndarray:
@@ -44,8 +43,8 @@ def chunked(x: np.ndarray, fn, fill) -> np.ndarray:
 
 
 @pytest.mark.parametrize("n", [1024, 1500])  # 1500: the last chunk is padded
-def test_long_reductions_run_in_two_ordered_stages(tdev, n):
-    x = RNG.standard_normal((3, n)).astype(np.float32)
+def test_long_reductions_run_in_two_ordered_stages(tdev, n, rng):
+    x = rng.standard_normal((3, n)).astype(np.float32)
     x[1, 17] = np.nan
     t = Tensor(x, device=tdev)
     assert_bits(t.sum(axis=1).numpy(), chunked(x, np.cumsum, -0.0))
@@ -60,8 +59,8 @@ def test_half_sums_accumulate_in_float32(tdev):
         assert_bits(Tensor(x, device=tdev).sum(axis=1).numpy(), seq_sum(x, 1).astype(dt))
 
 
-def test_integer_sum_prod_are_int64(tdev):
-    x = RNG.integers(0, 256, (4, 6)).astype(np.uint8)
+def test_integer_sum_prod_are_int64(tdev, rng):
+    x = rng.integers(0, 256, (4, 6)).astype(np.uint8)
     t = Tensor(x, device=tdev)
     assert_bits(t.sum(axis=0).numpy(), x.sum(axis=0).astype(np.int64))
     assert_bits(t.prod(axis=1, keepdims=True).numpy(), x.astype(np.int64).prod(axis=1, keepdims=True))
@@ -69,19 +68,19 @@ def test_integer_sum_prod_are_int64(tdev):
     assert_bits(Tensor(b, device=tdev).sum().numpy(), np.int64(b.sum()))
 
 
-def test_float_prod_is_sequential_and_bool_uint8_max_min(tdev):
+def test_float_prod_is_sequential_and_bool_uint8_max_min(tdev, rng):
     x = (X[:, :, :3] * 0.5).astype(np.float32)
     assert_bits(Tensor(x, device=tdev).prod(axis=-1).numpy(), np.cumprod(x, axis=-1, dtype=np.float32)[..., -1])
     b = X > 0.5
     tb = Tensor(b, device=tdev)
     assert_bits(tb.max(axis=0).numpy(), b.max(axis=0))  # any
     assert_bits(tb.min(axis=(1, 2)).numpy(), b.min(axis=(1, 2)))  # all
-    u = RNG.integers(0, 256, (5, 9)).astype(np.uint8)
+    u = rng.integers(0, 256, (5, 9)).astype(np.uint8)
     assert_bits(Tensor(u, device=tdev).max(axis=1).numpy(), u.max(axis=1))
     assert_bits(Tensor(u, device=tdev).argmin(axis=0).numpy(), u.argmin(axis=0))
 
 
-def test_max_min_argmax_with_nan_match_numpy(tdev):
+def test_max_min_argmax_with_nan_match_numpy(tdev, rng):
     x = X.copy()
     x[1, 2, 3] = np.nan
     x[2, 0, :] = x[2, 0, 0]  # ties: argmax returns the first
@@ -91,7 +90,7 @@ def test_max_min_argmax_with_nan_match_numpy(tdev):
     assert_bits(t.argmax(axis=2).numpy(), x.argmax(axis=2))
     assert_bits(t.argmin(axis=0).numpy(), x.argmin(axis=0))
     assert_bits(t.argmax().numpy(), np.int64(x.argmax()))
-    i = RNG.integers(-5, 5, (4, 7)).astype(np.int32)
+    i = rng.integers(-5, 5, (4, 7)).astype(np.int32)
     assert_bits(Tensor(i, device=tdev).argmax(axis=1, keepdims=True).numpy(), i.argmax(axis=1, keepdims=True))
 
 
@@ -119,17 +118,17 @@ def seq_matmul(a, b, acc=np.float32):
 
 
 @pytest.mark.parametrize("ashape,bshape", [((5, 7), (7, 3)), ((2, 4, 6), (6, 5)), ((3, 1, 2, 4), (2, 4, 3))])
-def test_matmul_is_a_sequential_k_sum(tdev, ashape, bshape):
-    a, b = RNG.standard_normal(ashape).astype(np.float32), RNG.standard_normal(bshape).astype(np.float32)
+def test_matmul_is_a_sequential_k_sum(tdev, ashape, bshape, rng):
+    a, b = rng.standard_normal(ashape).astype(np.float32), rng.standard_normal(bshape).astype(np.float32)
     assert_bits((Tensor(a, device=tdev) @ Tensor(b, device=tdev)).numpy(), seq_matmul(a, b))
 
 
-def test_matmul_vectors_halves_and_ints(tdev):
-    a, b = RNG.standard_normal(6).astype(np.float32), RNG.standard_normal((6, 2)).astype(np.float32)
+def test_matmul_vectors_halves_and_ints(tdev, rng):
+    a, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal((6, 2)).astype(np.float32)
     assert_bits((Tensor(a, device=tdev) @ Tensor(b, device=tdev)).numpy(), seq_matmul(a[None], b)[0])
     h, g = a.astype(np.float16).reshape(2, 3), b.astype(np.float16)[:3]
     assert_bits((Tensor(h, device=tdev) @ Tensor(g, device=tdev)).numpy(), seq_matmul(h, g).astype(np.float16))
-    i, j = RNG.integers(-9, 9, (3, 4)).astype(np.int32), RNG.integers(-9, 9, (4, 2)).astype(np.int32)
+    i, j = rng.integers(-9, 9, (3, 4)).astype(np.int32), rng.integers(-9, 9, (4, 2)).astype(np.int32)
     assert_bits((Tensor(i, device=tdev) @ Tensor(j, device=tdev)).numpy(), i @ j)
 
 

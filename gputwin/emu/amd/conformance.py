@@ -300,7 +300,8 @@ def format_text(rep: dict, verbose: bool = False) -> str:
             lines.append("  " + f"{fam:<8}" + "".join(f"{c[k]:>10}" for k in _COUNTS))
         fx = r["clang_fixtures"]
         lines.append(f"  clang fixtures: {len(fx['files'])} code objects, run bit-exact by {', '.join(fx['run_by'])}"
-                     + (f"; {len(fx['problems'])} problems: {'; '.join(fx['problems'][:3])}" if fx["problems"] else ""))
+                     + (f"; {len(fx['problems'])} problems:" if fx["problems"] else ""))
+        lines += [f"    {p}" for p in fx["problems"]]
         lines.append(f"  unit tests: {len(r['unit_test_files'])} emulator test files name {arch} mnemonics")
         lines.append(f"  hardware fixtures: {r['hardware_fixtures']} (none recorded on real GPUs yet)")
         bad = [e for e in r["entries"] if e["status"] in (ERROR, UNDECODABLE)]

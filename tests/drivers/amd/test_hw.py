@@ -1,4 +1,4 @@
-"""The AMD driver on a real GPU: `pytest --dev AMD tests/drivers/amd/test_hw.py` on an RDNA3 (gfx1100)
+"""The AMD driver on a real GPU: `pytest --gputwin-dev AMD tests/drivers/amd/test_hw.py` on an RDNA3 (gfx1100)
 machine with /dev/kfd. Same fixtures, same driver calls as the MOCKAMD tests in test_device.py."""
 import numpy as np
 import pytest
@@ -60,11 +60,11 @@ def test_fault_on_hardware_then_a_fresh_device(dev_spec, hsaco):
     d = gputwin.open_device(dev_spec)
     buf = d.alloc(4096)
     d.load(hsaco["v5"], "fault")(buf, 1 << 36, grid=1, block=32)
-    with pytest.raises(gputwin.GpuFault) as e:
+    with pytest.raises(gputwin.GpuFault, match="memory fault") as e:
         d.synchronize()
     # amdkfd reports the faulting page
     assert e.value.address is not None and e.value.address >> 12 == (buf.va + (1 << 36)) >> 12
-    with pytest.raises(DeviceLost):
+    with pytest.raises(DeviceLost, match="earlier error"):
         d.alloc(16)
     d.close()
     with gputwin.open_device(dev_spec) as fresh:
@@ -78,7 +78,7 @@ def test_hang_on_hardware_then_a_fresh_device(dev_spec, hsaco, monkeypatch):
     flag = d.alloc(4)
     d.copyin(flag, np.zeros(1, np.uint32))
     d.load(hsaco["v5"], "spin")(flag, grid=1, block=32)
-    with pytest.raises(gputwin.GpuHang):
+    with pytest.raises(gputwin.GpuHang, match=r"(?i)hang|hung|watchdog"):
         d.synchronize()
     d.close()   # DESTROY_QUEUE preempts the spinning wave
     monkeypatch.delenv("GPUTWIN_WATCHDOG_S")

@@ -31,7 +31,7 @@ def test_one_kfd_per_kernel_and_gpus_in_node_order(kernel):
 
 
 def test_missing_gpu_is_enodev(kernel):
-    with pytest.raises(OSError) as e:
+    with pytest.raises(OSError, match="no AMD GPU 2: the KFD topology lists 2") as e:
         KFDGpu(KFD.of(kernel), 2)
     assert e.value.errno == errno.ENODEV
     KFD.of(kernel).release()

@@ -10,7 +10,6 @@ import tempfile
 import time
 
 import numpy as np
-import pytest
 
 from gputwin.emu.amd.dispatch import Context
 from gputwin.emu.amd.executor import Executor
@@ -38,10 +37,7 @@ def asm(text: str) -> bytes:
             subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.text", obj, bin_], check=True)
             with open(bin_, "rb") as f:
                 return f.read()
-    try:
-        from gputwin.emu.amd.isa import assemble
-    except ImportError:
-        pytest.skip("needs llvm-mc-19 + llvm-objcopy-19 or gputwin.emu.amd.isa.assemble for test snippets")
+    from gputwin.emu.amd.isa import assemble
     return assemble(text, "gfx1100")
 
 

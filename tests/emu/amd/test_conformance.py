@@ -50,7 +50,7 @@ def test_unmodelled_entries_raise_illegal_instruction_when_run(rep, arch):
     assert rows
     for e in rows:
         inst = next(i for i in conformance.instances(arch, t.by_enc[e["table"]][e["opcode"]]) if i is not None)
-        with pytest.raises(IllegalInstruction):
+        with pytest.raises(IllegalInstruction, match="not modelled"):
             program.build_handler(inst, arch)(None)
 
 
@@ -99,7 +99,10 @@ def test_clang_fixture_evidence_matches_the_disassembly_of_the_fixtures(rep):
         for line in out.getvalue().splitlines():
             if line.startswith("\t") and not line.startswith("\t."):
                 printed.update(part.split()[0] for part in line.strip().split("::"))
+    from gputwin.abi.code_object import CodeObject
     for path in conformance_sources.ROOT.glob("fixtures/drivers/*.hsaco"):
+        if not CodeObject.parse(path.read_bytes()).runs_on("gfx1100"):   # gfx1201/gfx942 builds
+            continue
         out = io.StringIO()
         tool.disasm_elf(path.read_bytes(), "gfx1100", out, io.StringIO())
         for line in out.getvalue().splitlines():
@@ -176,3 +179,29 @@ def test_cli_verbose_and_json(rep):
 def test_docs_describe_the_command():
     doc = pathlib.Path(conformance_sources.ROOT, "docs", "conformance.md").read_text()
     assert "gputwin conformance" in doc and "fidelity.py" in doc
+
+
+@pytest.mark.parametrize("arch", conformance.REPORT_ARCHES)
+def test_fixture_counts_come_from_objects_of_that_arch(rep, arch):
+    """Each counted code object's ELF header names the arch (or its generic family): fixtures/drivers
+    holds gfx1201 and gfx942 builds beside the gfx1100 ones, and only the gfx1100 ones count there."""
+    from gputwin.abi.code_object import CodeObject
+    want = conformance_sources.OBJECT_ARCH.get(arch, arch)
+    files = rep[arch]["clang_fixtures"]["files"]
+    assert files and rep[arch]["clang_fixtures"]["problems"] == []
+    for f in files:
+        assert CodeObject.parse((conformance_sources.ROOT / f).read_bytes()).runs_on(want), f
+    if arch == "gfx1100":
+        drivers = sorted((conformance_sources.ROOT / "fixtures" / "drivers").glob("*.hsaco"))
+        own = {str(p.relative_to(conformance_sources.ROOT)) for p in drivers
+               if CodeObject.parse(p.read_bytes()).runs_on("gfx1100")}
+        assert len(own) < len(drivers) and own == {f for f in files if f.startswith("fixtures/drivers/")}
+
+
+def test_fixture_problems_print_one_per_line(rep):
+    one = json.loads(json.dumps(rep["gfx1100"]))
+    one["clang_fixtures"]["problems"] = ["a.hsaco+0x10: first problem", "b.hsaco: second problem"]
+    lines = conformance.format_text({"gfx1100": one}).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  clang fixtures:"))
+    assert lines[at].endswith("; 2 problems:")
+    assert lines[at + 1:at + 3] == ["    a.hsaco+0x10: first problem", "    b.hsaco: second problem"]

@@ -71,7 +71,8 @@ def test_mfma_f16_tile_matches_numpy_matmul():
     assert (got.view(np.uint32) == ref.view(np.uint32)).all()
 
 
-def test_mfma_f16_random_values_round_once_from_an_exact_sum():
+@pytest.mark.approx_model
+def test_mfma_f16_random_values_match_the_model_rounded_once_from_an_exact_sum():
     """Random f16 inputs: products are exact in float64; the documented model sums C then k = 0..15 in
     float64 and rounds once to f32 (approximate vs hardware, docs/cdna3.md)."""
     arena, k = kernel942("mfma", "mfma_f16")

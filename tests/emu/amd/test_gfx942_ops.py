@@ -15,10 +15,10 @@ import pytest
 
 from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
 from gputwin.emu.amd.standalone import Arena
+from tests.oracles import oracle
 
 LLVM_MC, OBJCOPY = shutil.which("llvm-mc-19"), shutil.which("llvm-objcopy-19")
-pytestmark = pytest.mark.skipif(LLVM_MC is None or OBJCOPY is None,
-                                reason="needs llvm-mc-19 and llvm-objcopy-19 to assemble gfx942 snippets")
+pytestmark = oracle("llvm-mc-19", "llvm-objcopy-19")
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,7 +107,8 @@ def test_mfma_i8_16x16x32_accumulates_into_vgprs_with_wrap():
     assert (got == want).all()
 
 
-def test_mfma_f32_16x16x4_sums_c_then_k_in_float64_and_rounds_once():
+@pytest.mark.approx_model
+def test_mfma_f32_16x16x4_matches_the_model_c_then_k_in_float64_rounded_once():
     rng = np.random.default_rng(3)
     a = rng.standard_normal((16, 4)).astype(np.float32)
     b = rng.standard_normal((4, 16)).astype(np.float32)

@@ -23,7 +23,7 @@ def test_unknown_arch_lists_the_modelled_ones():
 
 
 def test_ring_size_must_be_a_power_of_two():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="ring size 6144 is not a power of two"):
         GPU().create_compute_queue(0x1000, 0x1800, 0, 8)
 
 

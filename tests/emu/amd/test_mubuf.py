@@ -104,7 +104,7 @@ buffer_atomic_cmpswap_b32 v[4:5], v3, s[4:7], 0 offen offset:4 glc""", n=1, sgpr
 
 def test_unmapped_in_range_address_faults_with_its_wave():
     arena, va = setup()
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="read of 4 bytes at an unmapped address") as e:
         run("buffer_load_b32 v2, v1, s[4:7], 0 offen", n=2, sgprs=vsharp(va, 1 << 30),
             vgprs={1: np.where(np.arange(2)[:, None] == 1, 1 << 20, 0) + 0 * LANE}, mem=arena.mem)
     assert e.value.address == va + (1 << 20) and e.value.wave == 1

@@ -33,7 +33,7 @@ def test_s_buffer_load_reads_zero_past_num_records():
 
 def test_s_load_from_unmapped_memory_faults_with_the_wave():
     arena, va = setup()
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="read of 4 bytes at unmapped address") as e:
         run("s_load_b32 s4, s[0:1], 0x0", n=2, mem=arena.mem,
             sgprs={0: [va & 0xFFFFFFFF, 0x1000], 1: [va >> 32, 0]})
     assert e.value.address == 0x1000 and e.value.wave == 1 and e.value.pc == 0x1000

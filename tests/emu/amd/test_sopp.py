@@ -39,7 +39,7 @@ def test_divergent_loop_trip_counts_per_wave():
 
 
 def test_trap_raises_gpu_fault_with_pc_and_wave():
-    with pytest.raises(GpuFault) as e:
+    with pytest.raises(GpuFault, match="s_trap 2") as e:
         run("s_nop 0\ns_trap 2", n=2)
     assert e.value.kind == "trap" and e.value.pc == 0x1000 + 4 and e.value.wave == 0
 

@@ -116,7 +116,7 @@ def test_unmapped_lane_faults_and_masked_lanes_do_not():
     bad = 4 * LANE
     bad[5] = 1 << 20                                 # only lane 5 of each wave is out of range
     run("global_load_b32 v2, v1, s[0:1]", n=1, sgprs=s, vgprs={1: bad}, exec_mask=ex[:1], mem=arena.mem)
-    with pytest.raises(MemoryFault) as e:
+    with pytest.raises(MemoryFault, match="write of 4 bytes at an unmapped address") as e:
         run("global_store_b32 v1, v2, s[0:1]", n=2, sgprs=s, vgprs={1: bad}, exec_mask=ex, mem=arena.mem)
     assert e.value.address == va + (1 << 20) and e.value.write is True and e.value.wave == 1
 
@@ -124,7 +124,7 @@ def test_unmapped_lane_faults_and_masked_lanes_do_not():
 def test_store_to_read_only_memory_faults():
     arena = Arena()
     va = arena.alloc(64, writable=False)
-    with pytest.raises(MemoryFault):
+    with pytest.raises(MemoryFault, match="write of 4 bytes at an unmapped address"):
         run("global_store_b32 v1, v2, s[0:1]", n=1, sgprs={0: va & 0xFFFFFFFF, 1: va >> 32}, vgprs={1: 0},
             mem=arena.mem)
 

@@ -56,7 +56,7 @@ def test_special_scalar_operands_and_null():
     assert g.sgpr(253).tolist() == [1, 0, 1]
     g.set_sgpr(126, np.array([0, 1, 0], np.uint32))
     assert g.sgpr(252).tolist() == [1, 0, 1]                  # execz
-    with pytest.raises(IllegalInstruction):
+    with pytest.raises(IllegalInstruction, match="scalar destination 200 is not writable"):
         g.set_sgpr(200, 0)
 
 

@@ -1,24 +1,23 @@
 """LLVM 19 as the oracle for the ISA tests: loads tools/llvm_oracle.py (shared with the table generator)
-and says why a test must skip when LLVM is absent."""
+and what a test does when LLVM is absent (tests/oracles.py: skip, or fail under GPUTWIN_REQUIRE_ORACLES=1)."""
 from __future__ import annotations
 
 import importlib.util
 import pathlib
 
-import pytest
+from tests.oracles import missing
+
 
 _PATH = pathlib.Path(__file__).resolve().parents[4] / "tools" / "llvm_oracle.py"
 _spec = importlib.util.spec_from_file_location("llvm_oracle", _PATH)
 llvm_oracle = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(llvm_oracle)
 
-SKIP_REASON = "needs llvm-mc-19 and libLLVM-19 (apt install llvm-19) as the reference for encodings"
-
 
 def require_llvm():
-    """(Disassembler, mc) or skip: the in-process disassembler filters candidates, llvm-mc judges."""
+    """(Disassembler, mc), else skip or fail (tests/oracles.py): the in-process disassembler filters candidates, llvm-mc judges."""
     if not llvm_oracle.have_llvm_mc() or llvm_oracle.find_libllvm() is None:
-        pytest.skip(SKIP_REASON)
+        missing(["llvm-mc-19", "libLLVM-19"], "as the reference for encodings")
     return llvm_oracle.Disassembler("gfx1100"), llvm_oracle.mc
 
 

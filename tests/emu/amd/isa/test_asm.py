@@ -3,6 +3,7 @@ line and column (expected bytes are llvm-mc-19 -show-encoding's for the same tex
 from __future__ import annotations
 
 import pytest
+import re
 
 from gputwin.emu.amd.isa import assemble, disassemble
 from gputwin.emu.amd.isa.asm import AsmError
@@ -57,7 +58,7 @@ def test_comments_and_blank_lines_are_ignored():
     ("s_waitcnt vmcnt(99)", 1, 11, "out of range"),
 ])
 def test_errors_name_line_and_column(text, line, column, words):
-    with pytest.raises(AsmError) as e:
+    with pytest.raises(AsmError, match=re.escape(words)) as e:
         assemble(text)
     assert (e.value.line, e.value.column) == (line, column), str(e.value)
     assert words in str(e.value)

@@ -3,19 +3,19 @@ llvm-objdump-19 --mcpu=gfx942 prints them, kernel by kernel."""
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 
 import pytest
 
 from gputwin.emu.amd.isa import tool
+from tests.oracles import oracle
 
 from .test_tool import _blocks, run
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[4] / "fixtures" / "amd" / "cl" / "gfx942"
 
 
-@pytest.mark.skipif(shutil.which("llvm-objdump-19") is None, reason="needs llvm-objdump-19 to compare with")
+@oracle("llvm-objdump-19")
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.hsaco")))
 def test_gfx942_elf_disassembly_matches_llvm_objdump(name):
     path = FIXTURES / f"{name}.hsaco"
@@ -38,10 +38,9 @@ def test_gfx942_kernels_use_gfx9_forms():
         assert form in text, form
 
 
-
 def test_gfx942_assembly_errors_name_line_and_column():
     from gputwin.emu.amd.isa.asm import AsmError, assemble
-    with pytest.raises(AsmError) as e:
+    with pytest.raises(AsmError, match="v_mfma_f32_16x16x16_f16 takes 4 operands, got 3") as e:
         assemble("s_endpgm\nv_mfma_f32_16x16x16_f16 a[0:3], v[4:5], v[6:7]", "gfx942")
     assert e.value.line == 2
     assert assemble("v_accvgpr_write_b32 a1, v2", "gfx942") == bytes.fromhex("0140d9d302010018")

@@ -120,7 +120,7 @@ def test_decode_all_walks_variable_sizes():
 
 
 def test_unknown_format_raises_with_offset():
-    with pytest.raises(IllegalInstruction) as e:
+    with pytest.raises(IllegalInstruction, match="no encoding format matches word 0xffffffff") as e:
         decode(b(0, 0, 0, 0) + b(0xFF, 0xFF, 0xFF, 0xFF), offset=4)
     assert e.value.pc == 4 and "0x4" in str(e.value)
 

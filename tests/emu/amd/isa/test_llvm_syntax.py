@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import pathlib
-import shutil
 
 import pytest
 
@@ -14,14 +13,14 @@ from gputwin.emu.amd.isa import assemble
 from gputwin.emu.amd.isa.asm import AsmError
 from gputwin.emu.amd.isa.decode import decode
 from gputwin.errors import IllegalInstruction
+from tests.oracles import oracle
 
 _ROOT = pathlib.Path(__file__).resolve().parents[4]
 _spec = importlib.util.spec_from_file_location("llvm_mc_vectors", _ROOT / "tools" / "llvm_mc_vectors.py")
 vectors = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(vectors)
 
-needs_llvm = pytest.mark.skipif(shutil.which("llvm-mc-19") is None,
-                                reason="needs llvm-mc-19 (apt install llvm-19) as the reference output")
+needs_llvm = oracle("llvm-mc-19")
 
 ALIASES = [
     "flat_atomic_add v[3:4], v7 offset:16",
@@ -124,7 +123,7 @@ def test_assembler_matches_llvm_mc_on_llvm_only_syntax(group):
 def test_llvm_rejects_each_bad_line_and_so_does_gputwin():
     assert vectors.run_llvm(BAD, False, "gfx1100", False) == [None] * len(BAD)
     for line in BAD:
-        with pytest.raises(AsmError):
+        with pytest.raises(AsmError, match=r"^line 1, column \d+: "):
             assemble(line)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import io
 import pathlib
-import shutil
 import subprocess
 
 import pytest
 
 from gputwin.cli import main
 from gputwin.emu.amd.isa import tool
+from tests.oracles import oracle
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[4] / "fixtures" / "amd" / "cl"
 SOURCE = """\
@@ -37,7 +37,7 @@ def test_asm_prints_like_llvm_mc_show_encoding():
     ]
 
 
-@pytest.mark.skipif(shutil.which("llvm-mc-19") is None, reason="needs llvm-mc-19 to compare output with")
+@oracle("llvm-mc-19")
 def test_asm_output_is_identical_to_llvm_mc():
     want = subprocess.run(["llvm-mc-19", "-triple=amdgcn", "-mcpu=gfx1100", "-show-encoding"], input=SOURCE,
                           capture_output=True, text=True).stdout
@@ -71,7 +71,7 @@ def test_cli_asm_reads_a_file(tmp_path, capsys):
     assert "s_endpgm" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(shutil.which("llvm-objdump-19") is None, reason="needs llvm-objdump-19 to compare with")
+@oracle("llvm-objdump-19")
 @pytest.mark.parametrize("name", ["basic", "atomics", "divsqrt", "half", "lds", "basic.w64", "atomics.w64",
                                   "divsqrt.w64", "half.w64", "lds.w64"])
 def test_elf_disassembly_matches_llvm_objdump(name):

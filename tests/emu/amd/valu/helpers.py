@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from gputwin.emu.amd.isa.inst import Inst, Operand
 from gputwin.emu.amd.wave import WaveGroup
+from tests.oracles import require_tools
 
 # FP_DENORM = 3 for f32 and f16/f64 (keep denormals), DX10_CLAMP and IEEE set, round to nearest even
 MODE = 0x3F0
@@ -111,8 +110,7 @@ def round_frac(q: Fraction, p: int, emin: int, emax: int, mode="rne") -> float:
 
 def asm_many(lines, wave64=False) -> dict[str, bytes]:
     """Assemble many single-instruction lines with one llvm-mc run."""
-    if shutil.which("llvm-mc-19") is None:
-        pytest.skip("needs llvm-mc-19 on PATH to assemble test instructions")
+    require_tools("llvm-mc-19", why="to assemble test instructions")
     attr = ["-mattr=+wavefrontsize64"] if wave64 else []
     r = subprocess.run(["llvm-mc-19", "-triple=amdgcn", "-mcpu=gfx1100", "-show-encoding", *attr],
                        input="\n".join(lines), capture_output=True, text=True, check=True)

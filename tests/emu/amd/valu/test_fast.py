@@ -9,20 +9,19 @@ from gputwin.emu.amd.wave import compact
 
 from .helpers import C, L, S, V, VCC, fill, group, inst, u64
 
-RNG = np.random.default_rng(5)
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 EDGES = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF]
 
 
-def _u32(shape):
-    v = RNG.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+def _u32(rng, shape):
+    v = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
     v.flat[:len(EDGES)] = EDGES
     return v
 
 
-def _exec(g, wave64):
+def _exec(rng, g, wave64):
     L_ = 64 if wave64 else 32
-    ex = RNG.integers(0, 4, (g.n, L_)) > 0       # about a quarter of the lanes masked off
+    ex = rng.integers(0, 4, (g.n, L_)) > 0       # about a quarter of the lanes masked off
     ex[0] = True
     return ex
 
@@ -44,12 +43,12 @@ def _check_mask(g, idx, want, ex):
 
 @pytest.mark.parametrize("wave64", [False, True])
 @pytest.mark.parametrize("layout", ["lanes", "per_wave", "uniform_sgpr"])
-def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout):
+def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout, rng):
     g = group(3, wave64)
     shape = (g.n, g.lanes)
     if layout == "lanes":                        # every operand differs per lane, carries everywhere
-        a, b = _u32(shape), _u32(shape)
-        clo, chi = _u32(shape), _u32(shape)
+        a, b = _u32(rng, shape), _u32(rng, shape)
+        clo, chi = _u32(rng, shape), _u32(rng, shape)
         a[0, 7] = b[0, 7] = clo[0, 7] = M32      # the low carry makes the high dword wrap: 2^64 exactly
         chi[0, 7] = 1
         fill(g, 1, a)
@@ -60,11 +59,11 @@ def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout):
         b = np.uint32(0xFFFFFFFF if layout == "per_wave" else 256)
         g.s[15], g.s[2] = a[:, 0], b
         src0, src1 = S(15), S(2)
-        clo = _u32(shape)
+        clo = _u32(rng, shape)
         chi = np.broadcast_to(np.array([[M32], [0], [1]], np.uint32), shape)
     fill(g, 4, clo)
     g.set_vgpr(5, chi[:, :1] if layout != "lanes" else chi, np.ones(shape, bool))   # stored per wave
-    ex = _exec(g, wave64)
+    ex = _exec(rng, g, wave64)
     g.set_exec(ex)
     old6, old7 = g.vgpr(6).copy(), g.vgpr(7).copy()
     i = inst("v_mad_u64_u32", "VOP3SD", vdst=V(6, 2), sdst=S(20), src0=src0, src1=src1, src2=V(4, 2))
@@ -90,14 +89,14 @@ def test_mad_u64_u32_null_sdst_and_unwritten_high_dword():
 
 @pytest.mark.parametrize("name", ["v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64"])
 @pytest.mark.parametrize("count", [0, 1, 2, 31, 32, 33, 63, 64 + 3])
-def test_64bit_shift_by_constant_matches_integer_arithmetic(name, count):
+def test_64bit_shift_by_constant_matches_integer_arithmetic(name, count, rng):
     g = group(3, True)
     shape = (g.n, g.lanes)
-    lo = _u32(shape)
+    lo = _u32(rng, shape)
     hi = np.array([[0x80000001], [0x7FFFFFFF], [0]], np.uint32)      # one high dword per wave
     fill(g, 2, lo)
     g.set_vgpr(3, hi, np.ones(shape, bool))
-    ex = _exec(g, True)
+    ex = _exec(rng, g, True)
     g.set_exec(ex)
     old0, old1 = g.vgpr(0).copy(), g.vgpr(1).copy()
     src0 = C(128 + count) if count <= 64 else L(count)
@@ -135,14 +134,14 @@ CARRY = {  # name -> (subtract, reverse, carry in)
 @pytest.mark.parametrize("form", ["VOP2", "VOP3SD"])
 @pytest.mark.parametrize("wave64", [False, True])
 @pytest.mark.parametrize("src0_kind", ["vgpr", "sgpr_per_wave", "sgpr_uniform", "per_wave_vgpr"])
-def test_carry_ops_match_integer_arithmetic(name, form, wave64, src0_kind):
+def test_carry_ops_match_integer_arithmetic(name, form, wave64, src0_kind, rng):
     sub, rev, has_cin = CARRY[name]
     g = group(3, wave64)
     shape = (g.n, g.lanes)
-    b = _u32(shape)
+    b = _u32(rng, shape)
     fill(g, 2, b)
     if src0_kind == "vgpr":
-        a = _u32(shape)
+        a = _u32(rng, shape)
         fill(g, 1, a)
         src0 = V(1)
     elif src0_kind == "per_wave_vgpr":
@@ -154,11 +153,11 @@ def test_carry_ops_match_integer_arithmetic(name, form, wave64, src0_kind):
             else np.uint32(0xFFFFFFFF)
         g.s[30] = np.broadcast_to(a, (g.n, 1))[:, 0]
         src0 = S(30)
-    cin = RNG.integers(0, 2, shape).astype(bool)
+    cin = rng.integers(0, 2, shape).astype(bool)
     cin_idx = VCC if form == "VOP2" else 40
     g.set_lane_mask(cin_idx, cin)
     sdst = VCC if form == "VOP2" else 44
-    ex = _exec(g, wave64)
+    ex = _exec(rng, g, wave64)
     g.set_exec(ex)
     old = g.vgpr(0).copy()
     ops = dict(vdst=V(0), sdst=S(sdst), src0=src0, src1=V(2))
@@ -197,13 +196,13 @@ def test_dpp_or_clamp_forms_take_the_table_path():
 
 @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 7, 9])
 @pytest.mark.parametrize("layout", ["lanes", "small_index", "per_wave_index_uniform_base", "per_wave_base"])
-def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
+def test_lshl_add_u64_matches_integer_arithmetic(count, layout, rng):
     cdna3._register_valu()                       # the gfx942 table entry, as the CDNA3 handler adds it
     g = group(3, True)                           # gfx942 runs wave64
     shape = (g.n, g.lanes)
-    lo = _u32(shape)
+    lo = _u32(rng, shape)
     if layout == "lanes":                        # both operands per lane: carries into and out of the high dword
-        hi, blo, bhi = _u32(shape), _u32(shape), _u32(shape)
+        hi, blo, bhi = _u32(rng, shape), _u32(rng, shape), _u32(rng, shape)
         lo[0, 9], hi[0, 9], blo[0, 9], bhi[0, 9] = M32, M32, 1 << count & M32 or 1, M32   # wraps past 2^64
         fill(g, 2, lo)
         fill(g, 3, hi)
@@ -211,9 +210,9 @@ def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
         fill(g, 5, bhi)
         src2 = V(4, 2)
     elif layout == "small_index":                # no bits cross into the high dword; the base still carries
-        lo = RNG.integers(0, 1 << 25, shape, dtype=np.uint32)
-        hi, bhi = np.uint32(0), _u32(shape)
-        blo = RNG.integers(0xF0000000, 0xFE000000, shape, dtype=np.uint32)   # max(index) + max(base) fits
+        lo = rng.integers(0, 1 << 25, shape, dtype=np.uint32)
+        hi, bhi = np.uint32(0), _u32(rng, shape)
+        blo = rng.integers(0xF0000000, 0xFE000000, shape, dtype=np.uint32)   # max(index) + max(base) fits
         fill(g, 2, lo)
         g.set_vgpr(3, hi, np.ones(shape, bool))
         fill(g, 4, blo)
@@ -229,7 +228,7 @@ def test_lshl_add_u64_matches_integer_arithmetic(count, layout):
         g.s[40] = np.broadcast_to(blo, (g.n, 1))[:, 0]
         g.s[41] = np.broadcast_to(bhi, (g.n, 1))[:, 0]
         src2 = S(40, 2)
-    ex = _exec(g, True)
+    ex = _exec(rng, g, True)
     g.set_exec(ex)
     old0, old1 = g.vgpr(0).copy(), g.vgpr(1).copy()
     i = inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=C(128 + count), src2=src2)

@@ -6,11 +6,10 @@ from gputwin.emu.amd.valu import execute
 
 from .helpers import C, L, S, V, VCC, fill, group, inst, u64
 
-RNG = np.random.default_rng(11)
 
 
-def _rand(shape=(2, 32)):
-    v = RNG.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+def _rand(rng, shape=(2, 32)):
+    v = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
     v.flat[:6] = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0xFFFFFFFE]
     return v
 
@@ -20,9 +19,9 @@ def _mask_bits(g, idx):
 
 
 @pytest.fixture
-def ab():
+def ab(rng):
     g = group(2)
-    a, b = _rand(), _rand()[:, ::-1].copy()
+    a, b = _rand(rng), _rand(rng)[:, ::-1].copy()
     fill(g, 1, a)
     fill(g, 2, b)
     return g, a.astype(np.int64), b.astype(np.int64)
@@ -45,11 +44,11 @@ def test_sub_co_and_subrev_co_borrow(ab):
     np.testing.assert_array_equal(_mask_bits(g, 10), b < a)
 
 
-def test_add_co_ci_chains_carry_through_vcc_and_masks_inactive_lanes(ab):
+def test_add_co_ci_chains_carry_through_vcc_and_masks_inactive_lanes(ab, rng):
     g, a, b = ab
-    cin = RNG.integers(0, 2, (2, 32)).astype(bool)
+    cin = rng.integers(0, 2, (2, 32)).astype(bool)
     g.set_lane_mask(VCC, cin)
-    ex = RNG.integers(0, 2, (2, 32)).astype(bool)
+    ex = rng.integers(0, 2, (2, 32)).astype(bool)
     g.set_exec(ex)
     fill_old = g.vgpr(0).copy()
     execute(g, inst("v_add_co_ci_u32", "VOP2", vdst=V(0), sdst=S(VCC), src0=V(1), src1=V(2), src2=S(VCC)))
@@ -58,9 +57,9 @@ def test_add_co_ci_chains_carry_through_vcc_and_masks_inactive_lanes(ab):
     np.testing.assert_array_equal(g.lane_mask(VCC), ex & (s > 0xFFFFFFFF))
 
 
-def test_sub_co_ci_borrow_in(ab):
+def test_sub_co_ci_borrow_in(ab, rng):
     g, a, b = ab
-    cin = RNG.integers(0, 2, (2, 32)).astype(bool)
+    cin = rng.integers(0, 2, (2, 32)).astype(bool)
     g.set_lane_mask(12, cin)
     execute(g, inst("v_sub_co_ci_u32", "VOP3SD", vdst=V(0), sdst=S(14), src0=V(1), src1=V(2), src2=S(12)))
     d = a - b - cin
@@ -110,9 +109,9 @@ def test_multiplies(ab):
                                                       zip(a.ravel(), b.ravel())])
 
 
-def test_mad_u64_u32_and_i64_i32_carry_out(ab):
+def test_mad_u64_u32_and_i64_i32_carry_out(ab, rng):
     g, a, b = ab
-    c = RNG.integers(0, 1 << 63, (2, 32), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    c = rng.integers(0, 1 << 63, (2, 32), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     fill(g, 4, c)
     execute(g, inst("v_mad_u64_u32", "VOP3SD", vdst=V(6, 2), sdst=S(20), src0=V(1), src1=V(2), src2=V(4, 2)))
     exact = [int(x) * int(y) + int(z) for x, y, z in zip(a.ravel(), b.ravel(), c.ravel())]
@@ -239,9 +238,9 @@ def test_three_operand_bitwise_and_adds(ab):
     np.testing.assert_array_equal(g.vgpr(6), ~(a ^ b) & m)
 
 
-def test_cndmask_vop2_vcc_and_vop3_sgpr_select(ab):
+def test_cndmask_vop2_vcc_and_vop3_sgpr_select(ab, rng):
     g, a, b = ab
-    sel = RNG.integers(0, 2, (2, 32)).astype(bool)
+    sel = rng.integers(0, 2, (2, 32)).astype(bool)
     g.set_lane_mask(VCC, sel)
     g.set_lane_mask(30, ~sel)
     execute(g, inst("v_cndmask_b32", "VOP2", vdst=V(0), src0=V(1), src1=V(2), src2=S(VCC)))

@@ -11,7 +11,6 @@ from gputwin.errors import IllegalInstruction
 
 from .helpers import C, L, V, VCC, bf16, f16, f32, fill, group, inst, round_frac
 
-RNG = np.random.default_rng(21)
 
 
 def _pk(lo, hi):
@@ -28,9 +27,9 @@ def test_pk_add_f16_op_sel_and_neg_halves():
     assert g.vgpr(0)[0, 0] == _pk(np.float16(-4.25), np.float16(-6.5))
 
 
-def test_pk_fma_and_mul_against_rounded_reference():
-    a = (RNG.standard_normal(64) * 10).astype(np.float16).reshape(2, 32)
-    b = (RNG.standard_normal(64)).astype(np.float16).reshape(2, 32)
+def test_pk_fma_and_mul_against_rounded_reference(rng):
+    a = (rng.standard_normal(64) * 10).astype(np.float16).reshape(2, 32)
+    b = (rng.standard_normal(64)).astype(np.float16).reshape(2, 32)
     g = group(1)
     fill(g, 1, _pk(a[0], a[1]))
     fill(g, 2, _pk(b[0], b[1]))
@@ -133,9 +132,9 @@ def test_dot2_f16_f16_and_bf16_bf16_halves_by_op_sel():
 
 
 @pytest.mark.parametrize("signed", [(False, False), (True, False), (True, True)])
-def test_dot4_iu8_signedness_from_neg_bits(signed):
-    a = RNG.integers(0, 1 << 32, (1, 32), dtype=np.uint64).astype(np.uint32)
-    b = RNG.integers(0, 1 << 32, (1, 32), dtype=np.uint64).astype(np.uint32)
+def test_dot4_iu8_signedness_from_neg_bits(signed, rng):
+    a = rng.integers(0, 1 << 32, (1, 32), dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, (1, 32), dtype=np.uint64).astype(np.uint32)
     g = group(1)
     fill(g, 1, a)
     fill(g, 2, b)
@@ -166,12 +165,13 @@ def _wmma_pack(a, b):
     return pack(ra), pack(rb)
 
 
+@pytest.mark.approx_model
 @pytest.mark.parametrize("kind", ["f16", "bf16"])
-def test_wmma_f32_16x16x16_matches_float64_matmul(kind):
+def test_wmma_f32_16x16x16_matches_the_model_float64_matmul_rounded_once(kind, rng):
     dt = np.float16 if kind == "f16" else ml_dtypes.bfloat16
-    a = RNG.standard_normal((16, 16)).astype(dt)
-    b = RNG.standard_normal((16, 16)).astype(dt)
-    c = RNG.standard_normal((16, 16)).astype(np.float32)
+    a = rng.standard_normal((16, 16)).astype(dt)
+    b = rng.standard_normal((16, 16)).astype(dt)
+    c = rng.standard_normal((16, 16)).astype(np.float32)
     ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
     g = group(1)
     lane = np.arange(32)
@@ -186,9 +186,9 @@ def test_wmma_f32_16x16x16_matches_float64_matmul(kind):
         np.testing.assert_array_equal(g.vgpr(j)[0], want[2 * j + lane // 16, lane % 16].view(np.uint32))
 
 
-def test_wmma_i32_iu8_signed_with_clamp():
-    a = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
-    b = RNG.integers(0, 256, (16, 16)).astype(np.uint8)
+def test_wmma_i32_iu8_signed_with_clamp(rng):
+    a = rng.integers(-128, 128, (16, 16)).astype(np.int8)
+    b = rng.integers(0, 256, (16, 16)).astype(np.uint8)
     lane = np.arange(32)
     g = group(1)
     ra = a.view(np.uint8)[lane % 16].reshape(32, 4, 4).astype(np.uint32)
@@ -249,10 +249,11 @@ def test_vopd_fmaak_cndmask_and_dot2acc():
     assert g.vgpr(4)[0, 0] == f32(5.5) and g.vgpr(7)[0, 0] == int(f32(0.5)) + 1
 
 
-def test_wmma_f16_result_in_selected_half_keeps_the_other():
-    a = RNG.standard_normal((16, 16)).astype(np.float16)
-    b = RNG.standard_normal((16, 16)).astype(np.float16)
-    c = RNG.standard_normal((16, 16)).astype(np.float16)
+@pytest.mark.approx_model
+def test_wmma_f16_result_in_selected_half_keeps_the_other_model_values(rng):
+    a = rng.standard_normal((16, 16)).astype(np.float16)
+    b = rng.standard_normal((16, 16)).astype(np.float16)
+    c = rng.standard_normal((16, 16)).astype(np.float16)
     ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
     lane = np.arange(32)
     g = group(1)
@@ -271,9 +272,9 @@ def test_wmma_f16_result_in_selected_half_keeps_the_other():
         assert ((got & 0xFFFF) == 0x1234).all()
 
 
-def test_wmma_iu4_unsigned():
-    a = RNG.integers(0, 16, (16, 16))
-    b = RNG.integers(0, 16, (16, 16))
+def test_wmma_iu4_unsigned(rng):
+    a = rng.integers(0, 16, (16, 16))
+    b = rng.integers(0, 16, (16, 16))
     lane = np.arange(32)
     nib = lambda m: (m.reshape(32, 2, 8) << (4 * np.arange(8))).sum(-1).astype(np.uint32)   # 8 K per VGPR
     ra, rb = nib(a[lane % 16]), nib(b.T[lane % 16])

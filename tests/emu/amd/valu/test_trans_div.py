@@ -7,7 +7,6 @@ from gputwin.emu.amd.valu import execute
 
 from .helpers import C, S, V, VCC, f16, f32, f64, fill, group, inst, u64
 
-RNG = np.random.default_rng(3)
 
 
 def _run1(op, x, enc="VOP1"):
@@ -17,10 +16,11 @@ def _run1(op, x, enc="VOP1"):
     return g.vgpr(0)[0, :len(x)]
 
 
+@pytest.mark.approx_model
 @pytest.mark.parametrize("op,ref", [("v_exp_f32", np.exp2), ("v_log_f32", np.log2), ("v_rcp_f32", lambda x: 1 / x),
                                     ("v_sqrt_f32", np.sqrt), ("v_rsq_f32", lambda x: 1 / np.sqrt(x))])
-def test_f32_transcendentals_round_float64_once(op, ref):
-    x = np.abs(RNG.standard_normal(32) * 10).astype(np.float32)
+def test_f32_transcendentals_match_the_model_float64_rounded_once(op, ref, rng):
+    x = np.abs(rng.standard_normal(32) * 10).astype(np.float32)
     with np.errstate(all="ignore"):
         want = ref(x.astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(_run1(op, x), want.view(np.uint32))
@@ -37,7 +37,8 @@ def test_transcendental_special_values():
     np.testing.assert_array_equal(got, [0, 0x7F800000, 0])
 
 
-def test_sin_cos_take_turns():
+@pytest.mark.approx_model
+def test_sin_cos_take_turns_and_match_the_model_rounded_once():
     x = np.array([0.25, 0.5, -0.25, 0.125, 1.75], np.float32)
     np.testing.assert_array_equal(_run1("v_sin_f32", x), np.sin(2 * np.pi * (x - np.floor(x)).astype(np.float64))
                                   .astype(np.float32).view(np.uint32))
@@ -45,7 +46,8 @@ def test_sin_cos_take_turns():
                                   .astype(np.float32).view(np.uint32))
 
 
-def test_f64_rcp_sqrt_and_f16_exp():
+@pytest.mark.approx_model
+def test_f64_rcp_sqrt_and_f16_exp_match_the_model_rounded_once():
     g = group(1)
     x = np.resize(np.array([3.0, 0.1, 1e300, 2.0], np.float64), 32)
     fill(g, 2, x)
@@ -110,10 +112,10 @@ def _divide_f32(num, den):
 
 @pytest.mark.parametrize("nexp,dexp", [((-60, 60), (-60, 60)), ((60, 127), (-126, -60)), ((-149, -100), (0, 60)),
                                        ((-126, -90), (60, 127)), ((-149, -126), (-149, -126))])
-def test_division_macro_is_correctly_rounded(nexp, dexp):
+def test_division_macro_is_correctly_rounded(nexp, dexp, rng):
     """Including quotients near overflow, denormal quotients and denormal operands (div_scale paths)."""
-    num = (RNG.uniform(1, 2, (4, 32)) * np.exp2(RNG.integers(*nexp, (4, 32)))).astype(np.float32)
-    den = (RNG.uniform(-2, 2, (4, 32)) * np.exp2(RNG.integers(*dexp, (4, 32)))).astype(np.float32)
+    num = (rng.uniform(1, 2, (4, 32)) * np.exp2(rng.integers(*nexp, (4, 32)))).astype(np.float32)
+    den = (rng.uniform(-2, 2, (4, 32)) * np.exp2(rng.integers(*dexp, (4, 32)))).astype(np.float32)
     with np.errstate(all="ignore"):
         want = num / den
     np.testing.assert_array_equal(_divide_f32(num, den), want.view(np.uint32))
@@ -188,10 +190,10 @@ def _divide_f64(num, den):
 
 @pytest.mark.parametrize("nexp,dexp", [((-60, 60), (-60, 60)), ((-1074, -980), (0, 300)),
                                        ((-1074, -970), (-1074, -970)), ((900, 1023), (-1022, -900))])
-def test_f64_division_macro_is_correctly_rounded(nexp, dexp):
+def test_f64_division_macro_is_correctly_rounded(nexp, dexp, rng):
     """Tiny numerators (both div_scale tiny-numerator paths), denormal quotients, near-overflow quotients."""
-    num = RNG.uniform(1, 2, (4, 32)) * np.exp2(RNG.integers(*nexp, (4, 32)).astype(np.float64))
-    den = RNG.uniform(-2, 2, (4, 32)) * np.exp2(RNG.integers(*dexp, (4, 32)).astype(np.float64))
+    num = rng.uniform(1, 2, (4, 32)) * np.exp2(rng.integers(*nexp, (4, 32)).astype(np.float64))
+    den = rng.uniform(-2, 2, (4, 32)) * np.exp2(rng.integers(*dexp, (4, 32)).astype(np.float64))
     with np.errstate(all="ignore"):
         want = num / den
     np.testing.assert_array_equal(_divide_f64(num, den), want.view(np.uint64))
