@@ -7,8 +7,8 @@ not know -> EINVAL.
 
 ioctl arguments cross the seam the way the kernel's copy_from_user / copy_to_user move them: the device
 sees a `bytearray` of the request's _IOC_SIZE bytes and whatever it leaves there is copied back for
-_IOC_READ requests. Pointers inside structs are followed with `copy_from_user` / `copy_to_user`, which go
-through /proc/self/mem so a bad address is EFAULT, never a host crash.
+_IOC_READ requests. Pointers inside structs are followed with `copy_from_user` / `copy_to_user`, which honour
+page protections as the kernel's do (gputwin.mock.usermem): a bad address is EFAULT, never a host crash.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from typing import Callable
 
 from gputwin.abi.ioctl import IOC_DIR, IOC_NR, IOC_READ, IOC_SIZE, IOC_TYPE, IOC_WRITE
 from gputwin.drivers.kernel import MAP_ANONYMOUS, File, Kernel, Mapping, libc_mmap, libc_munmap
+from gputwin.mock import usermem
 
 
 def _oserror(code: int, what: str) -> OSError:
@@ -119,7 +120,6 @@ class MockKernel(Kernel):
         self._files: dict[str, str | Callable[[], str]] = {}
         self._devices: dict[str, MockDevice] = {}
         self._dirs: set[str] = {"/"}
-        self._mem_fd: int | None = None
         self._open: dict[int, MockFile] = {}
 
     # --- mounting --------------------------------------------------------------------------------
@@ -212,30 +212,14 @@ class MockKernel(Kernel):
             libc_munmap(mapping.addr, mapping.size)
 
     # --- user memory, as a kernel driver reaches it ------------------------------------------------
-    def _mem(self) -> int:
-        if self._mem_fd is None:
-            self._mem_fd = os.open("/proc/self/mem", os.O_RDWR | os.O_CLOEXEC)
-        return self._mem_fd
-
     def copy_from_user(self, addr: int, size: int) -> bytes:
-        """Bytes at a user address; OSError(EFAULT) if any of them is not mapped."""
-        if size == 0:
-            return b""
-        try:
-            data = os.pread(self._mem(), size, addr) if 0 < addr < 1 << 63 else b""
-        except OSError:
-            data = b""
-        if len(data) != size:
-            raise _oserror(errno.EFAULT, f"copy_from_user({addr:#x}, {size})")
-        return data
+        """Bytes at a user address; OSError(EFAULT) if any of them is not mapped readable."""
+        return usermem.copy_from_user(addr, size)
 
     def copy_to_user(self, addr: int, data: bytes) -> None:
         """Store bytes at a user address; OSError(EFAULT) if any of them is not mapped writable."""
-        if not data:
-            return
-        try:
-            n = os.pwrite(self._mem(), data, addr) if 0 < addr < 1 << 63 else 0
-        except OSError:
-            n = 0
-        if n != len(data):
-            raise _oserror(errno.EFAULT, f"copy_to_user({addr:#x}, {len(data)})")
+        usermem.copy_to_user(addr, data)
+
+    def user_mapped(self, addr: int, size: int, prot: int) -> bool:
+        """Whether the user has [addr, addr+size) mapped with every access in prot (get_user_pages' test)."""
+        return usermem.mapped_with(addr, size, prot)

@@ -102,6 +102,7 @@ class Allocation:
     memory: SharedMemory | None         # None for userptr and doorbell memory (owned elsewhere)
     mmap_offset: int = 0
     mapped_on: set = field(default_factory=set)   # gpu_ids
+    evicted: bool = False               # USERPTR pages gone: in no GPU page table until they are back
 
 
 @dataclass
