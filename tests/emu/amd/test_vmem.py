@@ -226,3 +226,17 @@ def test_flat_atomic_add_f32_reaches_global_memory():
             vgprs={2: va & 0xFFFFFFFF, 3: va >> 32, 4: np.float32(0.25).view(np.uint32)}, mem=arena.mem)
     assert arena.array(va, np.float32, 1)[0] == 1.0 + 64 * 0.25
     assert (g.vgpr(6).view(np.float32).ravel() == 1.0 + 0.25 * np.arange(64)).all()
+
+
+def test_global_load_whose_address_wraps_past_2_64_faults():
+    """Issue 11 defect 4 through the shader: vaddr = 2**64 - 2 must not reach a mapping via the wrap."""
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    m = AddressSpace()
+    m.map(0x100000, 0x1000)
+    code = assemble("v_mov_b32 v0, -2\nv_mov_b32 v1, -1\n"
+                    "global_load_b32 v2, v[0:1], off\ns_waitcnt vmcnt(0)\ns_endpgm")
+    with pytest.raises(MemoryFault, match="unmapped") as e:
+        run_dispatch(m, Dispatch(0x1000, code=code, block=(32, 1, 1)))
+    assert e.value.address == (1 << 64) - 2
