@@ -25,7 +25,10 @@ class Recorder:
     def ok(self, label: str = "ok") -> None:
         self.counts[label] += 1
 
-    def error(self, step, e: BaseException, prefix: str = "") -> None:
+    def error(self, step, e: BaseException | None, prefix: str = "") -> None:
+        if e is None:                  # an event without an error object
+            self.counts[prefix + "None"] += 1
+            return
         good, name = classify.label(e, validation=self.validation)
         if good:
             self.counts[prefix + name] += 1
