@@ -71,13 +71,14 @@ class Zoo:
 
 
 class Rig:
-    """One mock machine: MockKernel + mock KFD with `gpus` GPUs, /dev/kfd and a render node open, VM acquired."""
+    """One mock machine: MockKernel + mock KFD with a GPU per arch, /dev/kfd and the render nodes open, VMs
+    acquired."""
 
-    def __init__(self, gpus: int):
+    def __init__(self, archs: list[str]):
         from gputwin.mock.kernel import MockKernel
         from gputwin.mock.kfd import install
         self.kernel = MockKernel()
-        self.mock = install(self.kernel, ["gfx1100"] * gpus)
+        self.mock = install(self.kernel, archs)
         self.kfd = self.kernel.open("/dev/kfd")
         self.gpu_ids = [n.gpu_id for n in self.mock.nodes]
         self.renders = [self.kernel.open(f"/dev/dri/renderD{n.render_minor}") for n in self.mock.nodes]
@@ -261,7 +262,7 @@ class Kfd(Surface):
                 "steps": [[rnd.choice(OPS), rnd.getrandbits(32)] for _ in range(rnd.randrange(1, 40))]}
 
     def execute(self, case: dict, rec: Recorder) -> None:
-        rig = Rig(case["gpus"])
+        rig = Rig(["gfx1100"] * case["gpus"])
         try:
             for i, (op, seed) in enumerate(case["steps"]):
                 rec.step(f"{i}:{op}", step, rig, op, random.Random(seed))
