@@ -109,7 +109,7 @@ def _write_reproducer(out: Path, result: Result, index: int, case: dict, kind: s
         return None
     out.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in label)[:60]
-    path = out / f"{result.surface}-{kind}-{safe}-s{result.seed}-{index}.json"
+    path = out / f"{result.surface}-{kind}-{safe}-s{result.seed}-{index}-{len(result.reproducers)}.json"
     path.write_text(json.dumps({
         "surface": result.surface, "seed": result.seed, "index": index, "kind": kind, "label": label,
         "signature": signature, "detail": detail, "case": case,
@@ -128,7 +128,7 @@ def run_campaign(surface: str, *, seed: int = 0, cases: int | None = None, secon
     result, out = Result(surface, seed), Path(out)
     own = worker is None
     worker = worker or Worker(watchdog_s)
-    start = time.monotonic()
+    start = time.monotonic()          # after the worker is up: its start is not the surface's time
     try:
         i = 0
         while (cases is None or i < cases) and (seconds is None or time.monotonic() - start < seconds):

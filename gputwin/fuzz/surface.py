@@ -56,6 +56,7 @@ class Surface:
     name = ""
     doc = ""                  # one line for `gputwin fuzz --list` and docs/fuzzing.md
     validation = False        # whether ValueError/TypeError raised by gputwin code are deliberate here
+    default = True            # part of a campaign over "all" surfaces
 
     def generate(self, rnd: random.Random) -> dict:
         raise NotImplementedError

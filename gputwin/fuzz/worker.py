@@ -32,6 +32,8 @@ def main() -> int:
     known = surfaces()
     proto.write(json.dumps({"ready": sorted(known)}) + "\n")
     for line in sys.stdin:
+        if not line.strip():
+            continue
         req = json.loads(line)
         surface = known[req["surface"]]
         rec = Recorder(surface.validation)
