@@ -20,7 +20,7 @@ import posixpath
 from typing import Callable
 
 from gputwin.abi.ioctl import IOC_DIR, IOC_NR, IOC_READ, IOC_SIZE, IOC_TYPE, IOC_WRITE
-from gputwin.drivers.kernel import MAP_ANONYMOUS, File, Kernel, Mapping, libc_mmap, libc_munmap
+from gputwin.drivers.kernel import MAP_ANONYMOUS, MAP_FIXED, File, Kernel, Mapping, libc_mmap, libc_munmap
 from gputwin.mock import usermem
 
 
@@ -32,6 +32,26 @@ def describe_request(request: int) -> str:
     t = IOC_TYPE(request)
     return (f"ioctl {request:#010x} (type {chr(t) if 32 <= t < 127 else hex(t)!s}, nr {IOC_NR(request):#x}, "
             f"size {IOC_SIZE(request)})")
+
+
+# Memory the mock kernel keeps for itself (buffer backing, doorbell, event and MMIO pages) lives in this
+# process's address space, where on Linux it would be kernel memory no process can reach. munmap of it fails
+# as for a kernel address (EINVAL) and MAP_FIXED over it as mmap beyond TASK_SIZE does (ENOMEM), so a stale
+# or forged user Mapping cannot pull pages out from under the emulated GPU.
+_kernel_memory: dict[int, int] = {}     # addr -> size
+
+
+def claim_kernel_memory(addr: int, size: int) -> None:
+    _kernel_memory[addr] = size
+
+
+def release_kernel_memory(addr: int) -> None:
+    _kernel_memory.pop(addr, None)
+
+
+def _kernel_memory_in(addr: int, size: int) -> int | None:
+    """The start of kernel memory overlapping [addr, addr+size), if any."""
+    return next((a for a, n in _kernel_memory.items() if a < addr + size and addr < a + n), None)
 
 
 class MockDevice:
@@ -195,6 +215,8 @@ class MockKernel(Kernel):
     def mmap(self, addr: int, size: int, prot: int, flags: int, file: File | None = None, offset: int = 0) -> Mapping:
         if size <= 0:
             raise _oserror(errno.EINVAL, f"mmap of {size} bytes")
+        if flags & MAP_FIXED and (taken := _kernel_memory_in(addr, size)) is not None:
+            raise _oserror(errno.ENOMEM, f"mmap MAP_FIXED [{addr:#x}, +{size:#x}) over kernel memory at {taken:#x}")
         if file is None:
             return Mapping(libc_mmap(addr, size, prot, flags | MAP_ANONYMOUS), size)
         if not isinstance(file, MockFile) or file.kernel is not self:
@@ -205,6 +227,8 @@ class MockKernel(Kernel):
         return file.device.mmap(file.state, addr, size, prot, flags, offset)
 
     def munmap(self, mapping: Mapping) -> None:
+        if (taken := _kernel_memory_in(mapping.addr, mapping.size)) is not None:
+            raise _oserror(errno.EINVAL, f"munmap of {mapping!r}: kernel memory at {taken:#x}")
         unmap = getattr(mapping, "unmap", None)
         if unmap is not None:  # device mappings know how to undo themselves
             unmap()

@@ -117,3 +117,23 @@ def test_process_apertures_into_protected_pages_is_efault(prot):
             print(ctypes.string_at(m.addr, 64) == bytes(64))   # nothing was written
         """)
     assert out == ["EFAULT"] + (["True"] if prot else [])
+
+
+def test_the_mocks_own_memory_cannot_be_unmapped_or_replaced_through_the_seam():
+    """The memory behind a buffer (the mock's own mapping, kernel memory on Linux) is out of the user's reach:
+    munmap of it is EINVAL, MAP_FIXED over it ENOMEM, and the GPU still reaches it afterwards."""
+    out = run("""
+        from gputwin.drivers.kernel import MAP_FIXED, Mapping
+        q = rig.queue()
+        behind = next(a for a in rig.mock.process.allocations.values() if a.va == q.ring.va).host_addr
+        for call in (lambda: rig.kernel.munmap(Mapping(behind, 0x1000)),
+                     lambda: rig.kernel.mmap(behind, 0x1000, RW, MAP_PRIVATE | MAP_FIXED)):
+            try:
+                call()
+                print("allowed")
+            except OSError as e:
+                print(errno.errorcode[e.errno])
+        q.submit(pm4.PACKET3(pm4.PACKET3_NOP, 0), 0)
+        print(q.rptr == 8)
+        """)
+    assert out == ["EINVAL", "ENOMEM", "True"]

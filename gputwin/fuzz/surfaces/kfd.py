@@ -4,8 +4,9 @@ A case is a list of (operation, seed) steps; the seed picks the operation's argu
 (handles, queues, events made by earlier steps), mostly well-formed so sequences get deep, sometimes not.
 User pointers come from a zoo of the process's own pages: read-write scratch, read-only, write-only,
 PROT_NONE, unmapped, a span crossing from read-write into PROT_NONE, null, kernel and non-canonical
-addresses; USERPTR buffers over such pages and queues whose pointers live in them are made on purpose, and
-pages under a live USERPTR buffer are mprotected or unmapped between steps. Allowed outcomes: success or an
+addresses; USERPTR buffers over such pages and queues whose pointers live in them are made on purpose,
+pages under a live USERPTR buffer are mprotected or unmapped between steps, and stale Mappings over the
+memory behind buffers are unmapped or mapped over. Allowed outcomes: success or an
 OSError with a real errno raised by the mock; nothing may crash the host.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import random
 from gputwin.abi import amd_pm4 as pm4
 from gputwin.abi import kfd_ioctl as k
 from gputwin.drivers.kernel import (MAP_FIXED, MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ,
-                                    PROT_WRITE)
+                                    PROT_WRITE, Mapping)
 from gputwin.fuzz.surface import Recorder, Surface, register
 
 RW = PROT_READ | PROT_WRITE
@@ -32,7 +33,7 @@ OPCODES = [pm4.PACKET3_NOP, pm4.PACKET3_WRITE_DATA, pm4.PACKET3_RELEASE_MEM, pm4
            pm4.PACKET3_EVENT_WRITE, pm4.PACKET3_DISPATCH_DIRECT, 0xEE]
 OPS = ["alloc"] * 3 + ["free", "map", "map", "unmap", "queue", "queue", "userptr_queue", "destroy_queue",
                        "update_queue", "event", "event", "set", "reset", "destroy_event", "wait", "wait", "raw",
-                       "doorbell", "doorbell", "mmap", "apertures", "protect"]
+                       "doorbell", "doorbell", "mmap", "apertures", "protect", "stale"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -244,6 +245,19 @@ def step(rig: Rig, op: str, rnd: random.Random) -> None:
     elif op == "apertures":
         rig.ioctl(k.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, k.kfd_ioctl_get_process_apertures_new_args(
             kfd_process_device_apertures_ptr=zoo.pointer(rnd), num_of_nodes=rnd.choice([0, 1, 2, 3, 70])))
+    elif op == "stale" and rig.mock.process and rig.mock.process.allocations:
+        # a stale or forged Mapping: munmap, or MAP_FIXED over, the memory behind a buffer -- the mock's own
+        # (kernel memory: must be refused) or the user's CPU view of it (the user's own business)
+        alloc = rnd.choice(list(rig.mock.process.allocations.values()))
+        addr = alloc.host_addr if rnd.random() < 0.7 else alloc.va
+        if alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR and addr not in {a for a, _ in zoo.user}:
+            addr = alloc.va     # not the zoo's other pages: the fuzzer itself uses them
+        if addr < 1 << 16:      # never map page 0 into the worker: it would hide later NULL dereferences
+            return
+        if rnd.random() < 0.5:
+            rig.kernel.munmap(Mapping(addr, PAGE))
+        else:
+            rig.kernel.mmap(addr, PAGE, RW, MAP_PRIVATE | MAP_FIXED)
     elif op == "protect" and zoo.user:   # the user changes pages under a USERPTR buffer between ioctls
         addr, size = rnd.choice(zoo.user)
         if rnd.random() < 0.2:
