@@ -25,11 +25,12 @@ class Recorder:
     def ok(self, label: str = "ok") -> None:
         self.counts[label] += 1
 
-    def error(self, step, e: BaseException | None, prefix: str = "") -> None:
+    def error(self, step, e: BaseException | None, prefix: str = "", *, validation: bool | None = None) -> None:
+        """Count e; validation=False overrides the surface's allowance (errors that are not argument checks)."""
         if e is None:                  # an event without an error object
             self.counts[prefix + "None"] += 1
             return
-        good, name = classify.label(e, validation=self.validation)
+        good, name = classify.label(e, validation=self.validation if validation is None else validation)
         if good:
             self.counts[prefix + name] += 1
         else:

@@ -16,6 +16,7 @@ KNOWN_OPEN = {   # (surface, leak label, innermost gputwin file) -> the open def
     ("isa", "IndexError", "gputwin/emu/amd/access.py"): "defect 3: LDS access with no LDS allocated",
     ("codeobj", "event:error:IndexError", "gputwin/emu/amd/access.py"): "defect 3: LDS access with no LDS allocated",
     ("pm4", "event:error:ValueError", "gputwin/emu/amd/dispatch.py"): "defect 11: dispatch limits at launch",
+    ("api", "event:error:ValueError", "gputwin/emu/amd/dispatch.py"): "defect 11: dispatch limits at launch",
     ("codeobj", "OverflowError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
     ("codeobj", "ValueError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
     ("codeobj", "NotImplementedError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
