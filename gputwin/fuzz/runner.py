@@ -81,13 +81,13 @@ class Worker:
         return self.stderr.read().decode(errors="replace")
 
     def run(self, surface: str, case: dict, timeout: float):
+        self.stderr.seek(0)          # the log of this case only (before sending it: the worker is idle)
+        self.stderr.truncate()
         try:
             self.proc.stdin.write((json.dumps({"surface": surface, "case": case}) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             return ("crash", f"worker gone before the case\n{self._stderr_tail()}")
-        self.stderr.seek(0)
-        self.stderr.truncate()
         return self._read(timeout)
 
     def close(self) -> None:
