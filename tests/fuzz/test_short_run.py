@@ -21,6 +21,7 @@ KNOWN_OPEN = {   # (surface, leak label, innermost gputwin file) -> the open def
     ("codeobj", "ValueError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
     ("codeobj", "NotImplementedError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
     ("codeobj", "ValueError", "gputwin/drivers/amd/device.py"): "defect 9: kernel metadata range checks",
+    ("codeobj", "ValueError", "gputwin/drivers/amd/pm4.py"): "defect 9: code object checks at load (entry alignment)",
     ("codeobj", "KeyError", "gputwin/drivers/amd/device.py"): "issue 11 'also': a wrong kernel name is KeyError",
     ("api", "KeyError", "gputwin/drivers/amd/device.py"): "issue 11 'also': a wrong kernel name is KeyError",
     ("api", "lost-by-validation", ""): "defect 10: validate arguments before touching state",
