@@ -7,6 +7,7 @@ import sys
 
 import gputwin
 from gputwin import device as devmod
+from gputwin.fuzz import cli as fuzz_cli
 
 ASM2464_USB_IDS = ((0xADD1, 0x0001), (0x174C, 0x2463), (0x174C, 0x2464))  # bridge firmware / stock IDs
 
@@ -246,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--verbose", action="store_true", help="one row per instruction")
     conf.add_argument("--json", action="store_true", help="machine-readable report with every entry")
     conf.set_defaults(func=cmd_conformance)
+
+    fuzz_cli.add_subcommand(sub)
     return p
 
 

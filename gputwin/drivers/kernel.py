@@ -18,17 +18,17 @@ MAP_FIXED = 0x10
 MAP_NORESERVE = getattr(_mmap, "MAP_NORESERVE", 0x4000)
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.restype = ctypes.c_size_t     # c_void_p would make a mapping at address 0 None, like a failure
 _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 _libc.munmap.restype = ctypes.c_int
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-_MAP_FAILED = ctypes.c_void_p(-1).value
+_MAP_FAILED = ctypes.c_size_t(-1).value   # (void *) -1; 0 is a valid result (MAP_FIXED at 0, as root)
 
 
 def libc_mmap(addr: int, size: int, prot: int, flags: int, fd: int = -1, offset: int = 0) -> int:
     """mmap(2); returns the address or raises OSError with the kernel's errno."""
     res = _libc.mmap(addr or None, size, prot, flags, fd, offset)
-    if res is None or res == _MAP_FAILED:
+    if res == _MAP_FAILED:
         err = ctypes.get_errno()
         raise OSError(err, f"mmap(addr={addr:#x}, size={size:#x}, flags={flags:#x}): {os.strerror(err)}")
     return res

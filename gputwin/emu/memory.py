@@ -44,8 +44,8 @@ class AddressSpace:
     # --- mapping -------------------------------------------------------------------------------
     def map(self, va: int, size: int, backing=None, *, writable: bool = True, name: str = "") -> np.ndarray:
         """Map [va, va+size). backing: None (fresh zeroed memory), an int host address, or a uint8 array."""
-        if size <= 0 or va < 0:
-            raise ValueError(f"bad mapping va={va:#x} size={size:#x}")
+        if size <= 0 or va < 0 or va + size >= 1 << 64:   # ends stay representable as uint64
+            raise ValueError(f"bad mapping va={va:#x} size={size:#x} (it must end below 2**64)")
         if backing is None:
             data = np.zeros(size, np.uint8)
         elif isinstance(backing, int):
@@ -122,7 +122,8 @@ class AddressSpace:
         bases = np.array(self._bases, dtype=np.uint64)
         idx = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
         ends = np.array([reg.end for reg in self._regions] + [0], dtype=np.uint64)
-        ok = (idx >= 0) & (addrs + np.uint64(nbytes) <= ends[idx])
+        # addr + nbytes would wrap past 2**64; ends - addrs cannot (addrs >= base where idx >= 0)
+        ok = (idx >= 0) & (addrs < ends[idx]) & (ends[idx] - addrs >= np.uint64(nbytes))
         if write:
             ok &= np.array([reg.writable for reg in self._regions] + [False])[idx]
         if not ok.all():

@@ -7,8 +7,8 @@ not know -> EINVAL.
 
 ioctl arguments cross the seam the way the kernel's copy_from_user / copy_to_user move them: the device
 sees a `bytearray` of the request's _IOC_SIZE bytes and whatever it leaves there is copied back for
-_IOC_READ requests. Pointers inside structs are followed with `copy_from_user` / `copy_to_user`, which go
-through /proc/self/mem so a bad address is EFAULT, never a host crash.
+_IOC_READ requests. Pointers inside structs are followed with `copy_from_user` / `copy_to_user`, which honour
+page protections as the kernel's do (gputwin.mock.usermem): a bad address is EFAULT, never a host crash.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import posixpath
 from typing import Callable
 
 from gputwin.abi.ioctl import IOC_DIR, IOC_NR, IOC_READ, IOC_SIZE, IOC_TYPE, IOC_WRITE
-from gputwin.drivers.kernel import MAP_ANONYMOUS, File, Kernel, Mapping, libc_mmap, libc_munmap
+from gputwin.drivers.kernel import MAP_ANONYMOUS, MAP_FIXED, File, Kernel, Mapping, libc_mmap, libc_munmap
+from gputwin.mock import usermem
 
 
 def _oserror(code: int, what: str) -> OSError:
@@ -31,6 +32,26 @@ def describe_request(request: int) -> str:
     t = IOC_TYPE(request)
     return (f"ioctl {request:#010x} (type {chr(t) if 32 <= t < 127 else hex(t)!s}, nr {IOC_NR(request):#x}, "
             f"size {IOC_SIZE(request)})")
+
+
+# Memory the mock kernel keeps for itself (buffer backing, doorbell, event and MMIO pages) lives in this
+# process's address space, where on Linux it would be kernel memory no process can reach. munmap of it fails
+# as for a kernel address (EINVAL) and MAP_FIXED over it as mmap beyond TASK_SIZE does (ENOMEM), so a stale
+# or forged user Mapping cannot pull pages out from under the emulated GPU.
+_kernel_memory: dict[int, int] = {}     # addr -> size
+
+
+def claim_kernel_memory(addr: int, size: int) -> None:
+    _kernel_memory[addr] = size
+
+
+def release_kernel_memory(addr: int) -> None:
+    _kernel_memory.pop(addr, None)
+
+
+def _kernel_memory_in(addr: int, size: int) -> int | None:
+    """The start of kernel memory overlapping [addr, addr+size), if any."""
+    return next((a for a, n in _kernel_memory.items() if a < addr + size and addr < a + n), None)
 
 
 class MockDevice:
@@ -129,7 +150,6 @@ class MockKernel(Kernel):
         self._files: dict[str, str | Callable[[], str]] = {}
         self._devices: dict[str, MockDevice] = {}
         self._dirs: set[str] = {"/"}
-        self._mem_fd: int | None = None
         self._open: dict[int, MockFile] = {}
 
     # --- mounting --------------------------------------------------------------------------------
@@ -205,6 +225,8 @@ class MockKernel(Kernel):
     def mmap(self, addr: int, size: int, prot: int, flags: int, file: File | None = None, offset: int = 0) -> Mapping:
         if size <= 0:
             raise _oserror(errno.EINVAL, f"mmap of {size} bytes")
+        if flags & MAP_FIXED and (taken := _kernel_memory_in(addr, size)) is not None:
+            raise _oserror(errno.ENOMEM, f"mmap MAP_FIXED [{addr:#x}, +{size:#x}) over kernel memory at {taken:#x}")
         if file is None:
             return Mapping(libc_mmap(addr, size, prot, flags | MAP_ANONYMOUS), size)
         if not isinstance(file, MockFile) or file.kernel is not self:
@@ -215,6 +237,8 @@ class MockKernel(Kernel):
         return file.device.mmap(file.state, addr, size, prot, flags, offset)
 
     def munmap(self, mapping: Mapping) -> None:
+        if (taken := _kernel_memory_in(mapping.addr, mapping.size)) is not None:
+            raise _oserror(errno.EINVAL, f"munmap of {mapping!r}: kernel memory at {taken:#x}")
         unmap = getattr(mapping, "unmap", None)
         if unmap is not None:  # device mappings know how to undo themselves
             unmap()
@@ -222,30 +246,14 @@ class MockKernel(Kernel):
             libc_munmap(mapping.addr, mapping.size)
 
     # --- user memory, as a kernel driver reaches it ------------------------------------------------
-    def _mem(self) -> int:
-        if self._mem_fd is None:
-            self._mem_fd = os.open("/proc/self/mem", os.O_RDWR | os.O_CLOEXEC)
-        return self._mem_fd
-
     def copy_from_user(self, addr: int, size: int) -> bytes:
-        """Bytes at a user address; OSError(EFAULT) if any of them is not mapped."""
-        if size == 0:
-            return b""
-        try:
-            data = os.pread(self._mem(), size, addr) if 0 < addr < 1 << 63 else b""
-        except OSError:
-            data = b""
-        if len(data) != size:
-            raise _oserror(errno.EFAULT, f"copy_from_user({addr:#x}, {size})")
-        return data
+        """Bytes at a user address; OSError(EFAULT) if any of them is not mapped readable."""
+        return usermem.copy_from_user(addr, size)
 
     def copy_to_user(self, addr: int, data: bytes) -> None:
         """Store bytes at a user address; OSError(EFAULT) if any of them is not mapped writable."""
-        if not data:
-            return
-        try:
-            n = os.pwrite(self._mem(), data, addr) if 0 < addr < 1 << 63 else 0
-        except OSError:
-            n = 0
-        if n != len(data):
-            raise _oserror(errno.EFAULT, f"copy_to_user({addr:#x}, {len(data)})")
+        usermem.copy_to_user(addr, data)
+
+    def user_mapped(self, addr: int, size: int, prot: int) -> bool:
+        """Whether the user has [addr, addr+size) mapped with every access in prot (get_user_pages' test)."""
+        return usermem.mapped_with(addr, size, prot)

@@ -99,6 +99,7 @@ class MockKFD(MockDevice):
         # as kfd_ioctl(): the kernel's own struct size counts; a shorter user struct is zero-extended
         size = ctypes.sizeof(struct)
         args = struct.from_buffer_copy(bytes(arg[:size]).ljust(size, b"\0"))
+        self.revalidate_userptrs()        # several ioctls run the GPU or touch its memory
         handler(self, p, args)
         arg[:] = bytes(args)[:len(arg)].ljust(len(arg), b"\0")
         return 0
@@ -126,7 +127,7 @@ class MockKFD(MockDevice):
     # --- shared helpers ----------------------------------------------------------------------------
     def doorbells(self, pdd: ProcessDevice) -> kfd_queues.DoorbellPage:
         if pdd.doorbells is None:
-            pdd.doorbells = kfd_queues.DoorbellPage(pdd)
+            pdd.doorbells = kfd_queues.DoorbellPage(pdd, self.revalidate_userptrs)
         return pdd.doorbells
 
     def mmio(self, pdd: ProcessDevice) -> SharedMemory:
@@ -139,6 +140,10 @@ class MockKFD(MockDevice):
         self._next_offset += alloc.size + PAGE
         self.by_mmap_offset[offset] = alloc
         return offset
+
+    def revalidate_userptrs(self) -> None:
+        if self.process is not None:
+            kfd_memory.revalidate_userptrs(self, self.process)
 
     def run_gpus(self) -> None:
         for node in self.nodes:

@@ -12,7 +12,7 @@ import os
 import struct
 
 from gputwin.abi import kfd_ioctl as k
-from gputwin.drivers.kernel import MAP_SHARED, Mapping
+from gputwin.drivers.kernel import MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from gputwin.mock.kernel import MockDevice
 from gputwin.mock.kfd_state import (KFD_DOORBELL_PROCESS_SLICE, KFD_MMAP_GPU_ID_SHIFT, KFD_MMAP_TYPE_MMIO,
                                     PAGE, Allocation, KfdProcess, SharedMemory, fail, make_handle)
@@ -56,8 +56,10 @@ def alloc_memory_of_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_alloc_memory_of_gpu_a
         host, offset = a.mmap_offset, a.mmap_offset
         if host % PAGE:
             raise fail(errno.EINVAL, f"{what}: userptr {host:#x} is not page-aligned")
-        kfd.kernel.copy_from_user(host, 1)          # EFAULT unless the user memory exists
-        kfd.kernel.copy_from_user(host + size - 1, 1)
+        if not kfd.kernel.user_mapped(host, size, PROT_READ | PROT_WRITE):
+            # get_user_pages (write access: KFD's userptr BOs are never read-only) fails on any page that is
+            # not mapped readable and writable
+            raise fail(errno.EFAULT, f"{what}: userptr [{host:#x}, +{size:#x}) is not all mapped read-write")
     elif kind == k.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL:
         if a.size != KFD_DOORBELL_PROCESS_SLICE:
             raise fail(errno.EINVAL, f"{what}: doorbell allocations are {KFD_DOORBELL_PROCESS_SLICE:#x} bytes")
@@ -100,7 +102,7 @@ def free_memory_of_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_free_memory_of_gpu_arg
 
 def release(kfd, p: KfdProcess, alloc: Allocation) -> None:
     for gpu_id in list(alloc.mapped_on):
-        p.devices[gpu_id].node.gpu.mem.unmap(alloc.va)
+        _gpu_unmap(p, alloc, gpu_id)
     alloc.mapped_on.clear()
     kfd.by_mmap_offset.pop(alloc.mmap_offset, None)
     del p.allocations[alloc.handle]
@@ -127,11 +129,39 @@ def map_memory_to_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_map_memory_to_gpu_args)
     for i in range(a.n_success, a.n_devices):
         pdd = p.device(ids[i], what, bound=True)
         if ids[i] not in alloc.mapped_on:
-            writable = bool(alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE) or alloc.flags & _TYPES in (
-                k.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, k.KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
-            pdd.node.gpu.mem.map(alloc.va, alloc.size, alloc.host_addr, writable=writable, name=f"bo {alloc.handle:#x}")
+            if not alloc.evicted:
+                _gpu_map(pdd, alloc)
             alloc.mapped_on.add(ids[i])
         a.n_success = i + 1
+
+
+def _gpu_map(pdd, alloc: Allocation) -> None:
+    writable = bool(alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE) or alloc.flags & _TYPES in (
+        k.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, k.KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
+    pdd.node.gpu.mem.map(alloc.va, alloc.size, alloc.host_addr, writable=writable, name=f"bo {alloc.handle:#x}")
+
+
+def _gpu_unmap(p: KfdProcess, alloc: Allocation, gpu_id: int) -> None:
+    if not alloc.evicted:
+        p.devices[gpu_id].node.gpu.mem.unmap(alloc.va)
+
+
+def revalidate_userptrs(kfd, p: KfdProcess) -> None:
+    """What KFD's MMU notifier and restore worker do, checked whenever the GPU is about to run: a USERPTR
+    buffer whose pages the user unmapped or protected is evicted from every GPU page table, so a GPU access
+    faults (KFD too leaves such a buffer invalid: "it will fail later with a VM fault"); it is mapped again
+    once its pages are back. The emulated GPU thus never reaches host pages it may not touch."""
+    for alloc in p.allocations.values():
+        if not (alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR and alloc.mapped_on):
+            continue
+        ok = kfd.kernel.user_mapped(alloc.host_addr, alloc.size, PROT_READ | PROT_WRITE)
+        if ok == alloc.evicted:
+            for gpu_id in alloc.mapped_on:
+                if ok:
+                    _gpu_map(p.devices[gpu_id], alloc)
+                else:
+                    _gpu_unmap(p, alloc, gpu_id)
+            alloc.evicted = not ok
 
 
 def unmap_memory_from_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_unmap_memory_from_gpu_args) -> None:
@@ -141,7 +171,7 @@ def unmap_memory_from_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_unmap_memory_from_g
     for i in range(a.n_success, a.n_devices):
         if ids[i] not in alloc.mapped_on:
             raise fail(errno.EINVAL, f"{what}: {a.handle:#x} is not mapped on gpu_id {ids[i]:#x}")
-        p.devices[ids[i]].node.gpu.mem.unmap(alloc.va)
+        _gpu_unmap(p, alloc, ids[i])
         alloc.mapped_on.discard(ids[i])
         a.n_success = i + 1
 

@@ -22,8 +22,8 @@ from gputwin.errors import MemoryFault
 class DoorbellPage:
     """The doorbells of one process on one GPU."""
 
-    def __init__(self, pdd: ProcessDevice):
-        self.pdd = pdd
+    def __init__(self, pdd: ProcessDevice, before_run=lambda: None):
+        self.pdd, self.before_run = pdd, before_run   # before_run: the KFD's USERPTR revalidation
         self.memory = SharedMemory(KFD_DOORBELL_PROCESS_SLICE, f"kfd-doorbells-{pdd.node.gpu_id:#x}")
         self.slots: dict[int, Queue] = {}   # byte offset -> queue
 
@@ -33,6 +33,7 @@ class DoorbellPage:
     def ring(self, offset: int, value: int) -> None:
         q = self.slots.get(offset & ~7)
         if q is not None:   # a doorbell no queue owns goes nowhere, as on the hardware
+            self.before_run()
             self.pdd.node.gpu.ring_doorbell(q, value)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from gputwin.drivers.kernel import MAP_SHARED, PROT_READ, PROT_WRITE, libc_mmap, libc_munmap
 from gputwin.emu.amd.gpu import GPU
+from gputwin.mock.kernel import claim_kernel_memory, release_kernel_memory
 
 PAGE = 4096
 
@@ -64,6 +65,7 @@ class SharedMemory:
         except OSError:
             os.close(self.fd)
             raise fail(errno.ENOMEM, f"cannot back {size:#x} bytes of {name}")
+        claim_kernel_memory(self.addr, size)
 
     def map_at(self, addr: int, size: int, prot: int, flags: int) -> int:
         return libc_mmap(addr, size, prot, flags, self.fd, 0)
@@ -73,6 +75,7 @@ class SharedMemory:
 
     def release(self) -> None:
         if self.fd >= 0:
+            release_kernel_memory(self.addr)
             libc_munmap(self.addr, self.size)
             os.close(self.fd)
             self.fd = -1
@@ -102,6 +105,7 @@ class Allocation:
     memory: SharedMemory | None         # None for userptr and doorbell memory (owned elsewhere)
     mmap_offset: int = 0
     mapped_on: set = field(default_factory=set)   # gpu_ids
+    evicted: bool = False               # USERPTR pages gone: in no GPU page table until they are back
 
 
 @dataclass

@@ -68,3 +68,34 @@ def test_bad_mmap_raises_the_kernel_errno():
     with pytest.raises(OSError, match=re.escape("mmap(addr=0x0, size=0x0, flags=0x22): Invalid argument")) as e:
         HostKernel().mmap(0, 0, PROT_READ, MAP_PRIVATE)
     assert e.value.errno == errno.EINVAL
+
+
+_MAP_AT_ZERO = """
+import errno
+from gputwin.drivers.kernel import HostKernel, MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE
+def page_zero_mapped():
+    return any(line.startswith("00000000-") for line in open("/proc/self/maps"))
+k = HostKernel()
+try:
+    m = k.mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED)
+except OSError as e:
+    print("refused", errno.errorcode.get(e.errno, e.errno), page_zero_mapped())
+else:
+    print("mapped", m.addr, page_zero_mapped())
+    k.munmap(m)
+    print("unmapped", page_zero_mapped())
+"""
+
+
+def test_a_mapping_at_address_zero_is_a_success_not_errno_0():
+    """Issue 11 defect 8: mmap returning 0 (MAP_FIXED at 0, allowed to root) is a mapping, which munmap frees.
+    Run in a subprocess: a mapped page 0 would hide NULL dereferences from the test worker."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _MAP_AT_ZERO], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.split()
+    if words[0] == "refused":   # not root / vm.mmap_min_addr: the kernel says no, with a real errno
+        assert words[1] in ("EPERM", "EACCES") and words[2] == "False"
+        pytest.skip("needs root (CAP_SYS_RAWIO) to map page 0; the refusal carried a real errno")
+    assert words == ["mapped", "0", "True", "unmapped", "False"]

@@ -68,3 +68,37 @@ def test_host_backed_mapping_shares_memory():
     m.unmap(0x8000)
     with pytest.raises(MemoryFault, match="unmapped address"):
         m.read_u32(0x8008)
+
+
+TOP = (1 << 64) - 2     # addr + 4 wraps past 2**64
+
+
+@pytest.mark.parametrize("layout", [[], [(0x1000, 0x1000)], [(1 << 32, 8 << 30)], [(0x1000, 0x100), (1 << 40, 0x10)]])
+@pytest.mark.parametrize("lanes", [[TOP], [0x1000, TOP], [TOP, (1 << 64) - 1]])
+def test_accesses_that_wrap_past_2_64_fault(layout, lanes):
+    """Issue 11 defect 4: the end of an access is computed without wrapping, so no lane reaches a mapping
+    (or an IndexError) through the 64-bit wrap; the fault names the first lane that wraps."""
+    m = AddressSpace()
+    for va, size in layout:
+        m.map(va, size)
+    addrs = np.array(lanes, np.uint64)
+    first_bad = next(a for a in lanes if not any(va <= a and a + 4 <= va + size for va, size in layout))
+    for access in (lambda: m.load(addrs, 4), lambda: m.store(addrs, np.zeros((len(lanes), 4), np.uint8))):
+        with pytest.raises(MemoryFault, match="unmapped address") as e:
+            access()
+        assert e.value.address == first_bad
+
+
+def test_the_last_bytes_below_2_64_are_mappable():
+    m = AddressSpace()
+    m.map((1 << 64) - 0x1000, 0x1000 - 1)
+    m.store(np.array([TOP - 3], np.uint64), np.full((1, 4), 7, np.uint8))
+    assert m.load(np.array([TOP - 3], np.uint64), 4).tolist() == [[7, 7, 7, 7]]
+    with pytest.raises(MemoryFault, match="unmapped"):
+        m.load(np.array([TOP - 2], np.uint64), 4)
+
+
+@pytest.mark.parametrize("va,size", [(-0x1000, 0x2000), ((1 << 64) - 0x1000, 0x1000), (1 << 64, 1), (0x1000, 0)])
+def test_mappings_must_lie_inside_the_64_bit_space(va, size):
+    with pytest.raises(ValueError, match="bad mapping"):
+        AddressSpace().map(va, size)

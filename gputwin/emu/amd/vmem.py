@@ -53,7 +53,8 @@ def global_targets(g, addrs: np.ndarray, nbytes: int, write: bool):
         return [(r.data, (addrs - U64(r.base)).astype(np.int64), None)]
     out, left = [], np.ones(addrs.size, bool)
     for reg in mem.regions():
-        sel = left & (addrs >= U64(reg.base)) & (addrs + U64(nbytes) <= U64(reg.end))
+        end = U64(reg.end)   # addrs + nbytes could wrap past 2**64: compare the room left instead
+        sel = left & (addrs >= U64(reg.base)) & (addrs < end) & (end - addrs >= U64(nbytes))
         if sel.any() and (reg.writable or not write):
             out.append((reg.data, (addrs[sel] - U64(reg.base)).astype(np.int64), sel))
             left &= ~sel

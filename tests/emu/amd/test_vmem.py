@@ -241,3 +241,17 @@ def test_loads_whose_destination_overlaps_the_address_read_the_address_first():
     assert np.array_equal(g.vgpr(1)[0], words[2 * lane]) and np.array_equal(g.vgpr(2)[0], words[2 * lane + 1])
     assert np.array_equal(g.vgpr(3)[0], words[lane])
     assert int(g.s[4][0]) == words[4] and int(g.s[5][0]) == words[5]
+
+
+def test_global_load_whose_address_wraps_past_2_64_faults():
+    """Issue 11 defect 4 through the shader: vaddr = 2**64 - 2 must not reach a mapping via the wrap."""
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    from gputwin.emu.memory import AddressSpace
+    m = AddressSpace()
+    m.map(0x100000, 0x1000)
+    code = assemble("v_mov_b32 v0, -2\nv_mov_b32 v1, -1\n"
+                    "global_load_b32 v2, v[0:1], off\ns_waitcnt vmcnt(0)\ns_endpgm")
+    with pytest.raises(MemoryFault, match="unmapped") as e:
+        run_dispatch(m, Dispatch(0x1000, code=code, block=(32, 1, 1)))
+    assert e.value.address == (1 << 64) - 2
