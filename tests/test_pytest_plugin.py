@@ -16,7 +16,7 @@ def test_needs_hardware():
 
 def test_dev_option_reaches_the_fixture(pytester):
     pytester.makepyfile(TEST_FILE.format(expected="MOCKAMD:gfx942"))
-    result = pytester.runpytest("--dev", "MOCKAMD:gfx942", "-rs")
+    result = pytester.runpytest_subprocess("--dev", "MOCKAMD:gfx942", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["gputwin device under test: MOCKAMD:gfx942", "*needs a real GPU*"])
 
@@ -24,15 +24,15 @@ def test_dev_option_reaches_the_fixture(pytester):
 def test_dev_defaults_to_environment_then_mockamd(pytester, monkeypatch):
     monkeypatch.setenv("DEV", "CPU")
     pytester.makepyfile(TEST_FILE.format(expected="CPU"))
-    pytester.runpytest().assert_outcomes(passed=1, skipped=1)
+    pytester.runpytest_subprocess().assert_outcomes(passed=1, skipped=1)
     monkeypatch.delenv("DEV")
     pytester.makepyfile(TEST_FILE.format(expected="MOCKAMD"))
-    pytester.runpytest().assert_outcomes(passed=1, skipped=1)
+    pytester.runpytest_subprocess().assert_outcomes(passed=1, skipped=1)
 
 
 def test_bad_dev_stops_the_run(pytester):
     pytester.makepyfile(TEST_FILE.format(expected="x"))
-    result = pytester.runpytest("--dev", "NOPE")
+    result = pytester.runpytest_subprocess("--dev", "NOPE")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*valid spellings*"])
 
@@ -47,7 +47,7 @@ def test_only_an_explicit_hw_marker_skips(pytester):
                            "peer_tests/test_params.py": ("import pytest\n\n@pytest.mark.parametrize('x', [1], ids=['hw'])\n"
                                                     "def test_p(x):\n    assert x == 1\n"),
                            "peer_tests/test_marked.py": "import pytest\n\n@pytest.mark.hw\ndef test_h():\n    pass\n"})
-    result = pytester.runpytest("-rs", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4, skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED*test_marked.py*needs a real GPU: run with --gputwin-dev AMD*"])
     assert "test_x" not in "".join(line for line in result.outlines if "SKIPPED" in line)
@@ -61,7 +61,7 @@ def test_a_project_with_its_own_dev_option_starts(pytester, register):
     pytester.makepyfile("def test_mine(request, dev_spec):\n"
                         "    assert request.config.getoption('dev') is True\n"
                         "    assert dev_spec == 'CPU'\n")
-    result = pytester.runpytest("--dev", "--gputwin-dev", "CPU")
+    result = pytester.runpytest_subprocess("--dev", "--gputwin-dev", "CPU")
     result.assert_outcomes(passed=1)
 
 
@@ -69,7 +69,7 @@ def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, mo
     """$DEV may belong to another tool: it stops nothing but the tests that ask gputwin for a device."""
     monkeypatch.setenv("DEV", "not-a-gpu")
     pytester.makepyfile("def test_plain():\n    pass\n\ndef test_gputwin(dev_spec):\n    pass\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*$DEV='not-a-gpu' is not a gputwin device*valid spellings*"])
 
@@ -106,5 +106,5 @@ def test_the_next_test_gets_a_working_device(dev):
 def test_a_test_that_loses_the_device_does_not_poison_the_next(pytester):
     blob = str(pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "drivers" / "kernels_gfx1100_v5.hsaco")
     pytester.makepyfile(LOSE_DEVICE.format(blob=blob))
-    result = pytester.runpytest("--gputwin-dev", "MOCKAMD", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
