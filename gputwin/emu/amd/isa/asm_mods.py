@@ -211,6 +211,9 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 operands[s.role] = Operand(o.kind, o.index, s.count)
     dpp = parse_dpp(info, left, col, legacy_bound_ctrl=table.family == "cdna3")
     if dpp is not None:
+        src0 = operands.get("src0")
+        if src0 is not None and src0.kind != "vgpr":   # the DPP word has room for a VGPR only
+            raise Fail("DPP src0 must be a VGPR", col)
         kw["dpp"] = dpp
     if left:
         name, (v, c) = next(iter(left.items()))

@@ -26,15 +26,17 @@ def check_order(mods: dict) -> None:
         last, last_name = rank, name
 
 
+_FORMS = ("", "_e32", "_e64", "_dpp", "_e64_dpp")
+
+
 def add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
-    """Older mnemonics LLVM still accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each
-    names the same entries as its canonical spelling, and the bare name covers the _e32/_e64 forms."""
+    """The other mnemonics LLVM accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each base
+    name names the same entries as its canonical one, in every form (LLVM strips _e32/_e64/_dpp/_e64_dpp
+    before it applies an alias)."""
     path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_aliases.json"
     if not path.exists():
         return
     for alias, canon in json.loads(path.read_text()).items():
-        if canon in idx:
-            idx.setdefault(alias, idx[canon])
-        for suf in ("_e32", "_e64"):
-            if alias.endswith(suf) and canon.endswith(suf) and canon[:-4] in idx:
-                idx.setdefault(alias[:-4], idx[canon[:-4]])
+        for suf in _FORMS:
+            if canon + suf in idx:
+                idx.setdefault(alias + suf, idx[canon + suf])
