@@ -194,6 +194,9 @@ def sweep(arch: str) -> dict:
                 if enc == "FLAT":   # FLAT proper has no SADDR: LLVM encodes 124 (off) there
                     probes = dict(probes, saddr=[124])
                 found = find_base(sw.dis, fmt, fixed, probes)
+                if not found and "gds" in fmt.fields:
+                    # GWS, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS set (the `gds` operand)
+                    found = find_base(sw.dis, fmt, dict(fixed, gds=1), probes)
                 if not found:
                     continue
                 values, size, text = found

@@ -103,15 +103,23 @@ def probe_reject(sw, fmt_name: str, e: dict) -> None:
         if name in ("op", "seg") or any(sl[1] == name for sl in e["slots"]) or \
                 any(sl[1] == name for sl in e.get("rtn_slots", ())):
             used |= ((1 << fwidth) - 1) << flo
-    reject = 0
+    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops); elsewhere a set
+    # probe bit (FLAT's SADDR = off) is part of the operand encoding the decoder already checks.
+    gds = ((1 << fmt.fields["gds"][1]) - 1) << fmt.fields["gds"][0] if "gds" in fmt.fields else 0
+    reject = need = 0
     for bit in range(fmt.size * 8):
-        if used >> bit & 1 or base >> bit & 1:   # only bits that are clear in a valid word
+        if used >> bit & 1 or base >> bit & 1 and not gds >> bit & 1:
             continue
         size, _ = sw.dis(word_bytes(fmt, base ^ 1 << bit) + TAIL)
         if not size:
-            reject |= 1 << bit
+            if base >> bit & 1:
+                need |= 1 << bit    # a bit the instruction cannot do without (GDS of the GWS ops)
+            else:
+                reject |= 1 << bit
     if reject:
         e["reject"] = reject
+    if need:
+        e["need"] = need
 
 
 def probe_mods(sw, fmt_name: str, e: dict) -> None:

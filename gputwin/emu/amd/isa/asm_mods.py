@@ -173,7 +173,10 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 if not 0 <= off <= 0xFFFF:
                     raise Fail("offset out of range", c)
             o0, o1 = off & 0xFF, off >> 8
-        kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=flag("gds"))
+        gds = flag("gds", bool(mods.get("gds")) or bool(info.need))
+        if info.need and not gds:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn: `gds` is required
+            raise Fail(f"{info.name} needs gds", col)
+        kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=gds)
     elif enc in ("MUBUF", "MTBUF"):
         if enc == "MTBUF" or info.op.startswith("tbuffer"):
             v, c = take("format")

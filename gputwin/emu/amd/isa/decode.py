@@ -239,6 +239,8 @@ class Decoder:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
         if word & info.reject:   # bits LLVM refuses for this instruction (reserved, absent modifiers)
             raise _Illegal(f"{info.name} with reserved or unsupported bits {word & info.reject:#x} set")
+        if word & info.need != info.need:
+            raise _Illegal(f"{info.name} without bits {info.need & ~word:#x} (GDS) it needs")
         return info
 
     def _decode(self, b: bytes) -> Inst:

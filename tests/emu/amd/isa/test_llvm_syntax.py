@@ -97,6 +97,21 @@ DPP16_16BIT = [
     "v_ldexp_f16_dpp v66, -v70, sext(v76) quad_perm:[3,3,1,1] row_mask:0x1 bank_mask:0x1",
 ]
 
+# GDS / GWS DS instructions (gfx11 only): `gds` is required; gfx12 has none of them and no gds modifier.
+GDS = [
+    "ds_gws_init v1 gds", "ds_gws_init v1", "ds_gws_sema_v gds", "ds_gws_sema_br v2 offset:8 gds",
+    "ds_gws_sema_p gds", "ds_gws_sema_release_all offset:3 gds", "ds_gws_barrier v255 offset:65535 gds",
+    "ds_ordered_count v5, v1 offset:4 gds", "ds_ordered_count v5, v1", "ds_add_gs_reg_rtn v[5:6], v1 gds",
+    "ds_sub_gs_reg_rtn v[254:255], v255 offset:4 gds", "ds_add_u32 v1, v2 gds", "ds_load_b32 v1, v2 offset:4 gds",
+]
+GDS_WORDS = [   # GDS set and clear, for the disassembler
+    "0x00,0x00,0x66,0xd8,0x01,0x00,0x00,0x00", "0x00,0x00,0x64,0xd8,0x01,0x00,0x00,0x00",
+    "0x03,0x00,0x62,0xd8,0x00,0x00,0x00,0x00", "0xff,0xff,0xfe,0xd8,0x01,0x00,0x00,0xff",
+    "0x00,0x00,0xfc,0xd8,0x01,0x00,0x00,0x05", "0x00,0x00,0xea,0xd9,0x00,0x01,0x00,0x05",
+    "0x00,0x00,0xee,0xd9,0x00,0x01,0x00,0x05", "0x00,0x00,0xe8,0xd9,0x00,0x01,0x00,0x05",
+    "0x00,0x00,0x02,0xd8,0x01,0x02,0x00,0x00",
+]
+
 BAD = [
     "flat_atomic_addd v[1:2], v3",        # no such alias
     "ds_write2_b32 v1, v2, v3 offset0:256",
@@ -154,3 +169,20 @@ def test_vopd_is_wave32_only_in_both_directions():
                                                                                       False)
     with pytest.raises(IllegalInstruction, match="wave32"):
         decode(code, "gfx1100", wave64=True)
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_gds_and_gws_instructions_match_llvm_mc_both_ways(arch):
+    assert vectors.run_gputwin(GDS, False, arch, False) == vectors.run_llvm(GDS, False, arch, False)
+    assert vectors.run_gputwin(GDS_WORDS, True, arch, False) == vectors.run_llvm(GDS_WORDS, True, arch, False)
+
+
+def test_gws_ops_need_gds_both_ways():
+    assert assemble("ds_gws_init v1 gds") == bytes.fromhex("000066d801000000")
+    with pytest.raises(AsmError, match="ds_gws_init needs gds"):
+        assemble("ds_gws_init v1")
+    with pytest.raises(IllegalInstruction, match="ds_gws_init without bits 0x20000"):
+        decode(bytes.fromhex("000064d801000000"), "gfx1100")
+    with pytest.raises(AsmError, match="'gds' not allowed"):
+        assemble("ds_add_u32 v1, v2 gds", "gfx1200")
