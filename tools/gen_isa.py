@@ -224,10 +224,10 @@ def sweep(arch: str) -> dict:
                 probe_mods(sw, use_fmt, e)
                 probe_reject(sw, use_fmt, e)
                 del e["probe"]
-                if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
-                    w64 = sw.wave64_slots(use_fmt, fixed, e, values)
-                    if w64:
-                        e["w64"] = w64
+                # wave64 forms: VALU lane masks, WMMA accumulators, gfx12 global_load_tr_* (half the VGPRs)
+                w64 = sw.wave64_slots(use_fmt, fixed, e, values)
+                if w64:
+                    e["w64"] = w64
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
     return tables, probe_symbols(sw, tables)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from . import sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
-from .asm_syntax import add_aliases, check_order
+from .asm_syntax import NULL_SDST, add_aliases, check_order
 from .encode import encoder
 from .inst import Inst, Operand
 from .table import OpInfo, Table, load
@@ -91,6 +91,10 @@ class Assembler:
     def assemble_lines(self, text: str, errors: list | None = None) -> list[tuple[int, str, bytes]]:
         """[(line number, source line, bytes)] for every instruction line; labels resolved. With an
         `errors` list, bad lines are collected there (AsmError) and skipped instead of raising."""
+        return [(n, raw, code) for n, raw, code, _ in self.assemble_items(text, errors)]
+
+    def assemble_items(self, text: str, errors: list | None = None) -> list[tuple[int, str, bytes, Inst | None]]:
+        """Like assemble_lines, with each line's parsed Inst (None for .long data)."""
         items, labels, pc = [], {}, 0
         for n, raw in enumerate(text.splitlines(), 1):
             try:
@@ -102,7 +106,7 @@ class Assembler:
         out = []
         for n, raw, inst, label in items:
             try:
-                out.append((n, raw, self._second_pass(inst, label, labels, n)))
+                out.append((n, raw, self._second_pass(inst, label, labels, n), None if isinstance(inst, bytes) else inst))
             except AsmError as e:
                 if errors is None:
                     raise
@@ -283,6 +287,8 @@ class Assembler:
                 operands[s.role] = op
                 continue
             op = self._reg_or_const(info, s, p, c)
+            if s.role == "sdst" and info.op in NULL_SDST and op.index != 124:
+                raise Fail("src0 must be null", c)
             if op.kind == "literal":
                 if literal is not None and literal != op.value:
                     raise Fail("only one literal is allowed", c)

@@ -26,8 +26,12 @@ def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, 
     """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope.
     Several TH values can print alike (the cascade hints ignore the RETURN bit): take the smallest one
     whose RETURN bit (TH bit 0) matches the atomic's form, as LLVM does."""
-    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
     kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
+    if th == f"TH_{kind.upper()}_RT":   # the defaults (value 0), which LLVM takes written but never prints
+        th = None
+    if scope == "SCOPE_CU":
+        scope = None
+    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
     keys = sorted((tuple(int(x) for x in k.split(",")) for k, t in table.cpol[kind].items() if t == text))
     if returning is not None:
         keys = [k for k in keys if k[0] & 1 == returning]
@@ -137,8 +141,12 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             kw["offset"] = so.value
             if "offset" in left:
                 raise Fail("two offsets", left["offset"][1])
+            extra["smem_form"] = 1   # written as an immediate: llvm-mc prints it so, 0x0 included
         elif "offset" in left:
             kw["offset"] = intval("offset", -(1 << bits - 1), (1 << bits - 1) - 1)
+            extra["smem_form"] = 2   # an SGPR (or null) and offset:, printed so even when 0
+        elif gfx12 and so is not None:
+            extra["smem_form"] = 2   # gfx12 has no SGPR-only form: `null` is `null offset:0x0`
         if gfx12:
             cachepol()
         else:

@@ -14,6 +14,11 @@ _RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset
          "mul": 15, "div": 15, "row_mask": 17, "bank_mask": 18, "bound_ctrl": 19, "fi": 20}
 
 
+# gfx11's s_waitcnt_{vm,exp,lgkm,vs}cnt: llvm-mc-19 assembles only `null` as the SGPR (its disassembler prints
+# whatever SGPR the word holds, and so does gputwin's).
+NULL_SDST = frozenset({"s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_vscnt"})
+
+
 def check_order(mods: dict) -> None:
     last, last_name = -1, ""
     for name, (_, col) in mods.items():

@@ -108,6 +108,11 @@ class Printer:
         key = _TABLE_KEY.get(inst.encoding, inst.encoding)
         return self.table.by_enc[key][inst.opcode]
 
+    def _smem_form(self, inst: Inst) -> str | None:
+        """gfx11 llvm-mc prints an SMEM offset the way it was written (`0x0`, `s0 offset:0x0`, `null`), though
+        the bytes are alike; the assembler records that in extra["smem_form"], the disassembler prints null."""
+        return _SMEM_FORMS.get(inst.extra.get("smem_form")) if self.asm_style else None
+
     def text(self, inst: Inst) -> str:
         if inst.encoding == "VOPD":
             x, y = inst.vopd
@@ -185,8 +190,9 @@ class Printer:
                 texts.append(str(op.value) if op.value <= 64 else hex(op.value))
             elif s.role == "soffset" and op.kind != "sgpr":
                 texts.append(src_text(op, "b32"))
-            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and (inst.offset or self.smem_zero_offset) \
-                    and not any(x.kind == "offset" for x in slots):
+            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and not any(x.kind == "offset" for x in slots) \
+                    and (inst.offset or self.smem_zero_offset or self._smem_form(inst) == "imm") \
+                    and self._smem_form(inst) != "sgpr_imm":
                 texts.append(_signed_hex(inst.offset))
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
@@ -260,7 +266,8 @@ class Printer:
             if inst.clamp and mods.get("clamp"):
                 out += " clamp"
         elif enc == "SMEM":
-            if inst.operands.get("soffset", Operand("sgpr", 124)).index != 124 and inst.offset:
+            if inst.operands.get("soffset", Operand("sgpr", 124)).index != 124 and inst.offset \
+                    or self._smem_form(inst) == "sgpr_imm":
                 out += " offset:" + (hex(inst.offset) if inst.offset >= 0 else "-" + hex(-inst.offset))
             out += self._cpol(inst, mods)
         elif enc in ("FLAT", "GLOBAL", "SCRATCH"):
@@ -295,6 +302,9 @@ class Printer:
 
 
 _PRINTERS: dict[tuple[str, bool, bool], Printer] = {}
+
+
+_SMEM_FORMS = {1: "imm", 2: "sgpr_imm"}
 
 
 def printer(arch: str, wave64: bool = False, asm_style: bool = False) -> Printer:

@@ -3,6 +3,7 @@ compared with llvm-mc-19 line by line."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TextIO
 
 from gputwin.errors import IllegalInstruction
@@ -29,17 +30,19 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) 
     a = assembler(arch, wave64)
     pr = printer(arch, wave64, asm_style=True)   # the arch's printer (gfx942/gfx12 print memory ops their way)
     errors: list[AsmError] = []
-    items = a.assemble_lines(source, errors)
+    items = a.assemble_items(source, errors)
     lines = source.splitlines()
     for e in sorted(errors, key=lambda e: (e.line, e.column)):
         print(f"<stdin>:{e.line}:{e.column}: error: {e.message}\n{lines[e.line - 1]}\n{' ' * (e.column - 1)}^",
               file=err)
     print("\t.text", file=out)
-    for _, _, code in items:
+    for _, _, code, written in items:
         off = 0
         while off < len(code):
             try:
                 inst = decoder(arch, wave64).decode(code, off)
+                if off == 0 and written is not None and "smem_form" in written.extra:
+                    inst = replace(inst, extra={**inst.extra, "smem_form": written.extra["smem_form"]})
                 text = pr.text(inst)
             except IllegalInstruction:   # .long data that is no instruction
                 inst, text = None, f".long {int.from_bytes(code[off:off + 4], 'little'):#010x}"

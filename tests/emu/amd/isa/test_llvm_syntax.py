@@ -186,3 +186,43 @@ def test_gws_ops_need_gds_both_ways():
         decode(bytes.fromhex("000064d801000000"), "gfx1100")
     with pytest.raises(AsmError, match="'gds' not allowed"):
         assemble("ds_add_u32 v1, v2 gds", "gfx1200")
+
+
+# gfx12 global_load_tr_*: in wave64 the destination is half as many VGPRs (LLVM's +wavefrontsize64 classes).
+LOAD_TR = ["global_load_tr_b64 v[1:2], v[3:4], off", "global_load_tr_b64 v1, v[3:4], off offset:-64",
+           "global_load_tr_b128 v[4:7], v2, s[4:5]", "global_load_tr_b128 v[4:5], v2, s[4:5] offset:16"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("wave64", [False, True], ids=["wave32", "wave64"])
+def test_global_load_tr_register_ranges_follow_the_wave_size(wave64):
+    assert vectors.run_gputwin(LOAD_TR, False, "gfx1200", wave64) == vectors.run_llvm(LOAD_TR, False, "gfx1200", wave64)
+    words = [",".join(f"{b:#04x}" for b in assemble(x, "gfx1200", wave64)) for x in LOAD_TR[int(wave64)::2]]
+    assert vectors.run_gputwin(words, True, "gfx1200", wave64) == vectors.run_llvm(words, True, "gfx1200", wave64)
+
+
+# llvm-mc prints an SMEM offset as it was written (the bytes are alike); gfx12 always has the offset.
+SMEM_FORMS = ["s_load_b32 s5, s[2:3], null", "s_load_b32 s5, s[2:3], 0x0", "s_load_b32 s5, s[2:3], s0 offset:0x0",
+              "s_load_b32 s5, s[2:3], null offset:0x0", "s_load_b32 s5, s[2:3], 0x10", "s_load_b32 s5, s[2:3], s0",
+              "s_buffer_load_b64 s[6:7], s[4:7], m0 offset:0x10", "s_load_b32 s5, s[2:3], null offset:0x10"]
+# gfx12 cache policy: the defaults (value 0) may be written, and are not printed
+CPOL_DEFAULTS = ["s_load_b32 s5, s[4:5], s0 offset:0x0 th:TH_LOAD_RT", "s_load_b32 s5, s[4:5], s0 scope:SCOPE_CU",
+                 "global_load_b32 v1, v[2:3], off th:TH_LOAD_RT scope:SCOPE_CU",
+                 "global_store_b32 v[2:3], v1, off th:TH_STORE_RT", "buffer_atomic_add_u32 v1, off, s[4:7], s3 th:TH_ATOMIC_RT",
+                 "global_load_b32 v1, v[2:3], off th:TH_LOAD_NT scope:SCOPE_CU"]
+# s_waitcnt_*cnt assemble only with null (LLVM's disassembler prints any SGPR, and so does gputwin's)
+WAITCNT_NULL = ["s_waitcnt_vmcnt s1, 0x1234", "s_waitcnt_vmcnt null, 0x1234", "s_waitcnt_vscnt s0, 0x1",
+                "s_waitcnt_expcnt exec_lo, 1", "s_waitcnt_lgkmcnt null, 2"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch,lines", [("gfx1100", SMEM_FORMS), ("gfx1200", SMEM_FORMS), ("gfx1200", CPOL_DEFAULTS),
+                                        ("gfx1100", WAITCNT_NULL)], ids=["smem11", "smem12", "cpol12", "waitcnt"])
+def test_written_forms_print_as_llvm_mc_prints_them(arch, lines):
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+def test_waitcnt_counter_sgpr_must_be_null_in_asm_but_any_sgpr_disassembles():
+    with pytest.raises(AsmError, match="src0 must be null"):
+        assemble("s_waitcnt_vmcnt s1, 0x1234")
+    assert decode(bytes.fromhex("341281bc"), "gfx1100").operands["sdst"].index == 1
