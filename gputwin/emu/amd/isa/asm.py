@@ -184,8 +184,12 @@ class Assembler:
             return [(rest, col)], []
         ops = split_top(rest, ",", col)
         ops = [(t.strip(), c + len(t) - len(t.lstrip())) for t, c in ops]
+        lead = []   # tbuffer: LLVM also takes the format after a comma (`s3, format:[...] offset:4`)
+        if len(ops) > 1 and ops[-1][0].startswith("format:"):
+            lead = [(w, c) for w, c in split_top(ops[-1][0], " ", ops[-1][1]) if w]
+            ops = ops[:-1]
         last, lcol = ops[-1]
-        words = [(w, c) for w, c in split_top(last, " ", lcol) if w]
+        words = [(w, c) for w, c in split_top(last, " ", lcol) if w] + lead
         if not words:
             raise Fail("missing operand", lcol)
         nslots = len(info.rtn_slots or info.slots) if info.rtn_slots else len(info.slots)

@@ -21,23 +21,38 @@ DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
+# gfx12 th:TH_<KIND>_<NAME> values and scope:SCOPE_<NAME> values, as llvm-mc-19 assembles them (probed: LOAD_WB,
+# LOAD_NT_WB, STORE_LU and STORE_WB are refused; BYPASS only with SCOPE_SYS).
+TH_VALUES = {
+    "load": {"RT": 0, "NT": 1, "HT": 2, "LU": 3, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6},
+    "store": {"RT": 0, "NT": 1, "HT": 2, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6, "NT_WB": 7},
+    "atomic": {"RT": 0, "RETURN": 1, "RT_RETURN": 1, "NT": 2, "NT_RETURN": 3, "CASCADE_RT": 4, "CASCADE_NT": 6},
+}
+SCOPES = {"SCOPE_CU": 0, "SCOPE_SE": 1, "SCOPE_DEV": 2, "SCOPE_SYS": 3}
+
+
 def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int,
                  returning: bool | None = None) -> tuple[int, int]:
-    """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope.
-    Several TH values can print alike (the cascade hints ignore the RETURN bit): take the smallest one
-    whose RETURN bit (TH bit 0) matches the atomic's form, as LLVM does."""
+    """gfx12 th:/scope: values -> (TH, SCOPE). An atomic's returning form needs TH bit 0 (TH_ATOMIC_RETURN),
+    and only it has it."""
     kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
-    if th == f"TH_{kind.upper()}_RT":   # the defaults (value 0), which LLVM takes written but never prints
-        th = None
-    if scope == "SCOPE_CU":
-        scope = None
-    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
-    keys = sorted((tuple(int(x) for x in k.split(",")) for k, t in table.cpol[kind].items() if t == text))
-    if returning is not None:
-        keys = [k for k in keys if k[0] & 1 == returning]
-    if not keys:
-        raise Fail(f"cache policy {text!r} does not fit {info.name}", col)
-    return keys[0]
+    sc = 0
+    if scope is not None:
+        if scope not in SCOPES:
+            raise Fail(f"unknown scope {scope!r}", col)
+        sc = SCOPES[scope]
+    t = 0
+    if th is not None:
+        prefix = f"TH_{kind.upper()}_"
+        name = "RT" if th == "TH_DEFAULT" else th[len(prefix):] if th.startswith(prefix) else None
+        if name not in TH_VALUES[kind]:
+            raise Fail("invalid th value", col)
+        if name == "BYPASS" and sc != 3:
+            raise Fail("scope and th combination is not valid", col)
+        t = TH_VALUES[kind][name]
+    if returning is not None and bool(t & 1) != returning:
+        raise Fail("the returning form of an atomic needs th:TH_ATOMIC_RETURN, and only it", col)
+    return t, sc
 
 
 def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
@@ -188,19 +203,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
     elif enc in ("MUBUF", "MTBUF"):
         if enc == "MTBUF" or info.op.startswith("tbuffer"):
             v, c = take("format")
-            if v is None:
-                extra["format"] = 1
-            else:
-                by_text = {t: i for i, t in table.buf_format.items() if t}
-                if v in by_text:
-                    extra["format"] = by_text[v]
-                else:
-                    try:
-                        extra["format"] = sopp_imm.parse_int(v)
-                    except sopp_imm.ImmError:
-                        raise Fail(f"unknown format {v!r}", c) from None
-                    if not 0 <= extra["format"] < 128:
-                        raise Fail("format out of range", c)
+            extra["format"] = 1 if v is None else buf_format(table, v, c)
         elif gfx12:
             extra["format"] = 1
         extra["idxen"], extra["offen"] = int(flag("idxen")), int(flag("offen"))
@@ -235,6 +238,36 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             enc in ("VOP1", "VOP2", "VOPC"):
         raise Fail("source modifiers need the e64 or DPP form", col)
     return Inst(info.op, enc, info.opcode, 0, operands, **kw)
+
+def buf_format(table: Table, v: str, col: int) -> int:
+    """format:[BUF_FMT_...], format:[BUF_DATA_FORMAT_..., BUF_NUM_FORMAT_...] (either order, either left out:
+    8 and UNORM by default) or a number -> the unified format (LLVM's rules, probed with llvm-mc-19)."""
+    names = {t[1:-1]: i for i, t in table.buf_format.items() if t.startswith("[")}
+    names["BUF_FMT_8_UNORM"] = 1   # the default format, which LLVM never prints
+    if not v.startswith("["):
+        try:
+            f = sopp_imm.parse_int(v)
+        except sopp_imm.ImmError:
+            raise Fail(f"unknown format {v!r}", col) from None
+        if not 0 <= f < 128:
+            raise Fail("format out of range", col)
+        return f
+    parts = [x.strip() for x in v.strip("[]").split(",")]
+    if len(parts) == 1 and parts[0] in names:
+        return names[parts[0]]
+    dfmt = nfmt = None
+    for x in parts:
+        if x.startswith("BUF_DATA_FORMAT_") and dfmt is None:
+            dfmt = x.removeprefix("BUF_DATA_FORMAT_")
+        elif x.startswith("BUF_NUM_FORMAT_") and nfmt is None:
+            nfmt = x.removeprefix("BUF_NUM_FORMAT_")
+        else:
+            raise Fail(f"unknown format {v!r}", col)
+    name = "BUF_FMT_INVALID" if dfmt == "INVALID" else f"BUF_FMT_{dfmt or '8'}_{nfmt or 'UNORM'}"
+    if name not in names:
+        raise Fail("unsupported format", col)
+    return names[name]
+
 
 def parse_dpp(info: OpInfo, left: dict, col: int, legacy_bound_ctrl: bool = False) -> Dpp | None:
     """DPP16 / DPP8 controls (popped from `left`), or None."""
