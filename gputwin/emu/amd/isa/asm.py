@@ -157,7 +157,7 @@ class Assembler:
     # ---- one instruction ------------------------------------------------------------------------
     def parse(self, body: str, line: int, col0: int = 1) -> tuple[Inst, str | None]:
         """One instruction (no label/comment) -> (Inst, branch label or None)."""
-        if " :: " in body:
+        if "::" in body:
             if self.wave64:
                 raise AsmError("instruction requires wavesize=32", line, col0)
             return self._vopd(body, line, col0), None
@@ -410,10 +410,11 @@ class Assembler:
 
     # ---- VOPD -----------------------------------------------------------------------------------
     def _vopd(self, body: str, line: int, col0: int) -> Inst:
-        xtext, ytext = body.split(" :: ", 1)
+        xraw, yraw = body.split("::", 1)
+        xtext, ytext = xraw.strip(), yraw.strip()
         halves = []
         for text, table, col in ((xtext, self.table.by_enc["VOPDX"], col0),
-                                 (ytext, self.table.by_enc["VOPDY"], col0 + len(xtext) + 4)):
+                                 (ytext, self.table.by_enc["VOPDY"], col0 + len(xraw) + 2 + len(yraw) - len(yraw.lstrip()))):
             mnemonic, _, rest = text.partition(" ")
             info = next((i for i in table.values() if i.name == mnemonic), None)
             if info is None:

@@ -21,11 +21,11 @@ DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
-# gfx12 th:TH_<KIND>_<NAME> values and scope:SCOPE_<NAME> values, as llvm-mc-19 assembles them (probed: LOAD_WB,
+# gfx12 th:TH_<KIND>_<NAME> spellings llvm-mc-19 assembles besides the ones it prints (probed: LOAD_WB,
 # LOAD_NT_WB, STORE_LU and STORE_WB are refused; BYPASS only with SCOPE_SYS).
 TH_VALUES = {
     "load": {"RT": 0, "NT": 1, "HT": 2, "LU": 3, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6},
-    "store": {"RT": 0, "NT": 1, "HT": 2, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6, "NT_WB": 7},
+    "store": {"RT": 0, "NT": 1, "HT": 2, "RT_WB": 3, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6, "NT_WB": 7},
     "atomic": {"RT": 0, "RETURN": 1, "RT_RETURN": 1, "NT": 2, "NT_RETURN": 3, "CASCADE_RT": 4, "CASCADE_NT": 6},
 }
 SCOPES = {"SCOPE_CU": 0, "SCOPE_SE": 1, "SCOPE_DEV": 2, "SCOPE_SYS": 3}
@@ -33,26 +33,24 @@ SCOPES = {"SCOPE_CU": 0, "SCOPE_SE": 1, "SCOPE_DEV": 2, "SCOPE_SYS": 3}
 
 def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int,
                  returning: bool | None = None) -> tuple[int, int]:
-    """gfx12 th:/scope: values -> (TH, SCOPE). An atomic's returning form needs TH bit 0 (TH_ATOMIC_RETURN),
-    and only it has it."""
+    """gfx12 th:/scope: values -> (TH, SCOPE). First as the text LLVM prints (TH names depend on the scope;
+    several TH values print alike: take the smallest whose RETURN bit, TH bit 0, matches the atomic's form,
+    as LLVM does), else by name (TH_VALUES). The defaults TH_*_RT and SCOPE_CU may be written."""
     kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
-    sc = 0
-    if scope is not None:
-        if scope not in SCOPES:
-            raise Fail(f"unknown scope {scope!r}", col)
-        sc = SCOPES[scope]
-    t = 0
-    if th is not None:
-        prefix = f"TH_{kind.upper()}_"
-        name = "RT" if th == "TH_DEFAULT" else th[len(prefix):] if th.startswith(prefix) else None
-        if name not in TH_VALUES[kind]:
-            raise Fail("invalid th value", col)
-        if name == "BYPASS" and sc != 3:
-            raise Fail("scope and th combination is not valid", col)
-        t = TH_VALUES[kind][name]
-    if returning is not None and bool(t & 1) != returning:
-        raise Fail("the returning form of an atomic needs th:TH_ATOMIC_RETURN, and only it", col)
-    return t, sc
+    th = None if th in (f"TH_{kind.upper()}_RT", "TH_DEFAULT") else th
+    scope = None if scope == "SCOPE_CU" else scope
+    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
+    keys = sorted((tuple(int(x) for x in k.split(",")) for k, t in table.cpol[kind].items() if t == text))
+    if not keys and th is not None and th.startswith(f"TH_{kind.upper()}_") and (scope is None or scope in SCOPES):
+        name = th.removeprefix(f"TH_{kind.upper()}_")
+        sc = SCOPES.get(scope, 0)
+        if name in TH_VALUES[kind] and (name != "BYPASS" or sc == 3):
+            keys = [(TH_VALUES[kind][name], sc)]
+    if returning is not None:
+        keys = [k for k in keys if k[0] & 1 == returning]
+    if not keys:
+        raise Fail(f"cache policy {text!r} does not fit {info.name}", col)
+    return keys[0]
 
 
 def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel, extra, col) -> Inst:
@@ -252,9 +250,9 @@ def buf_format(table: Table, v: str, col: int) -> int:
         if not 0 <= f < 128:
             raise Fail("format out of range", col)
         return f
+    if v[1:-1] in names:   # as printed (gfx942 prints the [dfmt,nfmt] pair itself)
+        return names[v[1:-1]]
     parts = [x.strip() for x in v.strip("[]").split(",")]
-    if len(parts) == 1 and parts[0] in names:
-        return names[parts[0]]
     dfmt = nfmt = None
     for x in parts:
         if x.startswith("BUF_DATA_FORMAT_") and dfmt is None:

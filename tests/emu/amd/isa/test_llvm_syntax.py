@@ -226,3 +226,40 @@ def test_waitcnt_counter_sgpr_must_be_null_in_asm_but_any_sgpr_disassembles():
     with pytest.raises(AsmError, match="src0 must be null"):
         assemble("s_waitcnt_vmcnt s1, 0x1234")
     assert decode(bytes.fromhex("341281bc"), "gfx1100").operands["sdst"].index == 1
+
+
+# Float literals round to nearest even in the operand's type (overflow and inexact underflow are errors), and
+# the rounded value may be an inline constant; integer operands take the f32 pattern.
+FLOAT_LITERALS = ["v_add_f32 v1, 2.741, v2", "v_add_f32 v1, 1e40, v2", "v_add_f32 v1, 1e-40, v2",
+                  "v_add_f16 v1, 2.741, v2", "v_add_f16 v1, 65520.0, v2", "v_add_f16 v1, 1e-6, v2",
+                  "v_add_f16 v1, 5.960464477539063e-08, v2", "v_dot2_bf16_bf16 v1, 1.00390625, v2, v3",
+                  "v_dot2_bf16_bf16 v1, 1.01171875, v2, v3", "v_add_nc_u16 v1, 2.741, v2", "s_mov_b32 s0, 2.741",
+                  "v_pk_add_f16 v1, 2.741, v2", "v_add_f32 v1, -0.0, v2", "v_add_f32 v1, 1.1754942106924411e-38, v2",
+                  "v_dual_fmaak_f32    v122, s74, v161, 2.741       ::  v_dual_and_b32       v247, v160, v98"]
+# tbuffer formats: after a comma, as a [dfmt, nfmt] pair in either order with defaults, the default written out
+FORMATS = ["tbuffer_load_format_x v4, off, s[8:11], s3, format:[BUF_FMT_8_UNORM] offset:4095",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_NUM_FORMAT_SNORM]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_NUM_FORMAT_FLOAT, BUF_DATA_FORMAT_32]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_DATA_FORMAT_8, BUF_NUM_FORMAT_FLOAT]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3, format:1 offset:4",
+           "tbuffer_store_format_xy v[4:5], off, s[8:11], s3 format:[BUF_DATA_FORMAT_INVALID]"]
+TH_NAMES = ["buffer_atomic_add_u32 v5, off, s[8:11], s3 th:TH_ATOMIC_RT_RETURN scope:SCOPE_SE",
+            "global_atomic_add_u32 v[2:3], v4, off th:TH_ATOMIC_CASCADE_NT scope:SCOPE_SYS",
+            "global_load_b32 v1, v[2:3], off th:TH_LOAD_BYPASS", "global_load_b32 v1, v[2:3], off th:TH_LOAD_WB",
+            "global_store_b32 v[2:3], v1, off th:TH_STORE_RT_WB", "global_load_b32 v1, v[2:3], off th:TH_DEFAULT"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch,lines", [("gfx1100", FLOAT_LITERALS), ("gfx1100", FORMATS), ("gfx1200", FORMATS),
+                                        ("gfx1200", TH_NAMES)], ids=["floats", "formats11", "formats12", "th12"])
+def test_literal_format_and_cache_policy_spellings_match_llvm_mc(arch, lines):
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+def test_float_literal_rounds_to_nearest_even_and_refuses_range_loss():
+    assert assemble("v_add_f32 v1, 2.741, v2")[4:] == (0x402F6C8B).to_bytes(4, "little")   # RNE of 2.741
+    assert assemble("v_add_f16 v1, 2.741, v2")[4:] == (0x417B).to_bytes(4, "little")
+    with pytest.raises(AsmError, match="overflows"):
+        assemble("v_add_f16 v1, 65520.0, v2")
+    with pytest.raises(AsmError, match="underflows"):
+        assemble("v_add_f32 v1, 1e-40, v2")
