@@ -138,8 +138,16 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
         for i in range(4):
             text = _dis_word(sw, fmt_name, dict(values, op_sel=1 << i))[1] or ""
             byte_sel.append(int(text.split("byte_sel:")[1].split(" ")[0]) if "byte_sel:" in text else 0)
+    index_key = []
+    if fmt_name == "VOP3P" and mods.get("op_sel"):
+        # gfx12 v_swmmac_*: OPSEL bits hold the sparsity index, printed index_key:N (each bit's share of N).
+        for i in range(3):
+            text = _dis_word(sw, fmt_name, dict(values, op_sel=1 << i))[1] or ""
+            index_key.append(int(text.split("index_key:")[1].split(" ")[0]) if "index_key:" in text else 0)
     if any(byte_sel):
         mods["byte_sel"] = byte_sel
+    elif any(index_key):
+        mods["index_key"] = index_key
     elif fmt_name in ("VOP3", "VOP3P") and mods.get("op_sel"):
         # Where each op_sel bit lands in the printed op_sel:[...] list (and how long the list is).
         pos = []

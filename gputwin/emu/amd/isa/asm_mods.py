@@ -131,7 +131,17 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
     elif enc == "VOP3P":
         n = 3 if "wmma" in info.op else nsrc
         default_hi = bool(mods.get("op_sel_hi_default", 1))
-        sel = bits("op_sel", n) if mods.get("op_sel") else None
+        sel = bits("op_sel", n) if mods.get("op_sel") and not mods.get("index_key") else None
+        if mods.get("index_key"):   # gfx12 v_swmmac_*: index_key:N sets OPSEL bits
+            v, c = take("index_key")
+            if v is not None:
+                want = sopp_imm.parse_int(v) if re.fullmatch(r"\d+", v) else -1
+                sel = [False] * 3
+                for bit, share in sorted(enumerate(mods["index_key"]), key=lambda e: -e[1]):
+                    if share and want >= share:
+                        sel[bit], want = True, want - share
+                if want:
+                    raise Fail(f"bad index_key:{v}", c)
         hi = bits("op_sel_hi", n) if mods.get("op_sel_hi") else None
         nl = bits("neg_lo", n) if mods.get("neg") and not mods.get("mix") else None
         nh = bits("neg_hi", n) if mods.get("neg_hi") and not mods.get("mix") else None

@@ -168,6 +168,13 @@ class Printer:
                 else:
                     ptype = "f16" if self.asm_style and s.ptype == "i16" and op.kind == "const" else s.ptype
                     t = src_text(op, ptype, neg, abs_)
+                notes = enc == "VOP3P" and not self.asm_style and self.table.family != "cdna3"
+                if notes and op.kind == "sgpr" and "s" not in (s.allowed or "s"):
+                    # LLVM decodes an SGPR in a VGPR-only WMMA source and says so in the text
+                    cls = "VGPR_32" if op.count == 1 else f"VReg_{32 * op.count}"
+                    t += f"/*Invalid register, operand has '{cls}' register class*/"
+                elif notes and op.kind == "const" and "c" not in (s.allowed or "c"):
+                    t += "/*Invalid immediate*/"
                 if s.kind == "src16" and op.kind == "vgpr":   # true16: the half goes inside sext(...)
                     half = ".h" if inst.op_sel[i] else ".l"
                     t = t[:-1] + half + ")" if t.endswith(")") else t + half
@@ -251,7 +258,10 @@ class Printer:
         elif enc == "VOP3P":
             n = 3 if "wmma" in info.op else nsrc
             hi_default = mods.get("op_sel_hi_default", 1)
-            if mods.get("op_sel") and any(inst.op_sel[:n]):
+            if mods.get("index_key"):   # gfx12 v_swmmac_*: OPSEL bits hold the sparsity index
+                sel = sum(share for share, bit in zip(mods["index_key"], inst.op_sel) if bit)
+                out += f" index_key:{sel}" if sel else ""
+            elif mods.get("op_sel") and any(inst.op_sel[:n]):
                 out += " op_sel:" + _bits(inst.op_sel[:n])
             if mods.get("mix"):   # v_fma_mix*: NEG/NEG_HI are the sources' neg/abs, printed in place
                 if mods.get("op_sel_hi") and any(b != hi_default for b in inst.op_sel_hi[:n]):

@@ -263,3 +263,19 @@ def test_float_literal_rounds_to_nearest_even_and_refuses_range_loss():
         assemble("v_add_f16 v1, 65520.0, v2")
     with pytest.raises(AsmError, match="underflows"):
         assemble("v_add_f32 v1, 1e-40, v2")
+
+
+# gfx12 v_swmmac_*: OPSEL is the sparsity index (index_key:N); an SGPR or constant in a VGPR-only WMMA source
+# decodes with LLVM's note in the text.
+SWMMAC = ["v_swmmac_f32_16x16x32_f16 v[12:19], v[0:3], v[4:11], v20 index_key:1",
+          "v_swmmac_i32_16x16x32_iu8 v[6:13], v[0:1], v[2:5], v14 index_key:0",
+          "v_swmmac_f32_16x16x32_f16 v[12:19], v[0:3], v[4:11], v20 op_sel:[1,0,0]"]
+WMMA_NOTES = ["0x0c,0x48,0x50,0xcc,0x00,0x09,0x52,0x1c", "0x08,0x40,0x40,0xcc,0x00,0x08,0x22,0x1c",
+              "0x08,0x40,0x40,0xcc,0xf2,0x08,0x22,0x1c", "0x02,0x40,0x45,0xcc,0x00,0x02,0x0a,0x1c"]
+
+
+@needs_llvm
+def test_swmmac_index_key_and_wmma_operand_notes_match_llvm_mc():
+    assert vectors.run_gputwin(SWMMAC, False, "gfx1200", False) == vectors.run_llvm(SWMMAC, False, "gfx1200", False)
+    assert vectors.run_gputwin(WMMA_NOTES, True, "gfx1200", False) == vectors.run_llvm(WMMA_NOTES, True, "gfx1200",
+                                                                                         False)
