@@ -60,12 +60,14 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
             base = info.name.removesuffix("_e32").removesuffix("_e64")
             if base != info.name:
                 add(base, info, False)
+            elif enc in ("VOP3", "VOP3P"):   # names without a suffix (v_fma_f32, v_pk_add_f16, v_nop) take _e64
+                add(base + "_e64", info, False)
             if info.dpp:
                 # LLVM also takes DPP controls on the plain name (v_mov_b32 v1, v2 row_shl:1), not on _e32/_e64
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     add(base + "_dpp", info, True)
                     add(base, info, True)
-                elif enc == "VOP3":
+                elif enc in ("VOP3", "VOP3P"):
                     add(base + "_e64_dpp", info, True)
                     add(base, info, True)
     for lst in idx.values():   # e32 forms before VOP3 forms
@@ -163,7 +165,7 @@ class Assembler:
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
-        cands = self.index.get(mnemonic)
+        cands = self.index.get(mnemonic.lower())   # LLVM matches mnemonics in any case
         if not cands:
             raise AsmError(f"unknown instruction {mnemonic!r}", line, col0)
         best = None

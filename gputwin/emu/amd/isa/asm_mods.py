@@ -89,12 +89,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
 
     gfx12 = table.family == "rdna4"
 
-    def bits(name, n):
+    def bits(name, n, loose=False):
+        """[0,1,...]: n values (VOP3P: LLVM takes 1 to 4, the rest read as 0 up to the source count)."""
         v, c = take(name)
         if v is None:
             return None
         m = re.fullmatch(r"\[([01](?:,[01])*)\]", v)
-        if not m or len(m.group(1).split(",")) != n:
+        k = len(m.group(1).split(",")) if m else 0
+        if not m or (not 1 <= k <= 4 if loose else k != n):
             raise Fail(f"{name} needs {n} values", c)
         return [x == "1" for x in m.group(1).split(",")]
 
@@ -131,7 +133,7 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
     elif enc == "VOP3P":
         n = 3 if "wmma" in info.op else nsrc
         default_hi = bool(mods.get("op_sel_hi_default", 1))
-        sel = bits("op_sel", n) if mods.get("op_sel") and not mods.get("index_key") else None
+        sel = bits("op_sel", n, True) if mods.get("op_sel") and not mods.get("index_key") else None
         if mods.get("index_key"):   # gfx12 v_swmmac_*: index_key:N sets OPSEL bits
             v, c = take("index_key")
             if v is not None:
@@ -142,10 +144,13 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                         sel[bit], want = True, want - share
                 if want:
                     raise Fail(f"bad index_key:{v}", c)
-        hi = bits("op_sel_hi", n) if mods.get("op_sel_hi") else None
-        nl = bits("neg_lo", n) if mods.get("neg") and not mods.get("mix") else None
-        nh = bits("neg_hi", n) if mods.get("neg_hi") and not mods.get("mix") else None
-        pad = lambda v, d: tuple((v or [])[:3]) + (d,) * (3 - len(v or []))  # noqa: E731
+        hi = bits("op_sel_hi", n, True) if mods.get("op_sel_hi") else None
+        nl = bits("neg_lo", n, True) if mods.get("neg") and not mods.get("mix") else None
+        nh = bits("neg_hi", n, True) if mods.get("neg_hi") and not mods.get("mix") else None
+
+        def pad(v, d):   # values left out read as 0; past the source count LLVM ignores them (the default)
+            v = v or []
+            return tuple((v[i] if i < len(v) else False) if i < n else d for i in range(3))
         kw.update(op_sel=pad(sel, False) + (False,), op_sel_hi=pad(hi, default_hi) if hi else (default_hi,) * 3,
                   clamp=flag("clamp", bool(mods.get("clamp"))))
         if mods.get("mix"):

@@ -266,7 +266,8 @@ class Printer:
             if mods.get("mix"):   # v_fma_mix*: NEG/NEG_HI are the sources' neg/abs, printed in place
                 if mods.get("op_sel_hi") and any(b != hi_default for b in inst.op_sel_hi[:n]):
                     out += " op_sel_hi:" + _bits(inst.op_sel_hi[:n])
-                return out + (" clamp" if inst.clamp and mods.get("clamp") else "")
+                out += " clamp" if inst.clamp and mods.get("clamp") else ""
+                return out + (_dpp_text(inst) if inst.dpp is not None else "")
             if mods.get("op_sel_hi") and any(b != hi_default for b in inst.op_sel_hi[:n]):
                 out += " op_sel_hi:" + _bits(inst.op_sel_hi[:n])
             if mods.get("neg") and any(inst.neg[:n]):

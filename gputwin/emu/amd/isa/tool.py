@@ -11,6 +11,7 @@ from gputwin.errors import IllegalInstruction
 from .asm import AsmError, assembler
 from .decode import decoder
 from .disasm import printer
+from .inst import Inst
 
 _BYTE = re.compile(r"0x[0-9a-fA-F]{1,2}|\d+")
 
@@ -22,6 +23,21 @@ def encoding_comment(code: bytes) -> str:
 def show_encoding_line(text: str, code: bytes) -> str:
     """One line as llvm-mc -show-encoding prints it (comment at column 40 after the tab)."""
     return "\t" + text + " " * max(40 - len(text), 1) + encoding_comment(code)
+
+
+def as_written(inst: Inst, written: Inst) -> Inst:
+    """The decoded instruction with the spellings llvm-mc -show-encoding keeps from its input though the bytes
+    are alike: an SMEM offset written as 0x0 or offset:0x0, a memory SADDR written as null (with the 32-bit
+    VADDR that goes with it)."""
+    if "smem_form" in written.extra:
+        inst = replace(inst, extra={**inst.extra, "smem_form": written.extra["smem_form"]})
+    sa = written.operands.get("saddr")
+    if sa is not None and sa.index == 124 and "saddr" not in inst.operands:
+        ops = {**inst.operands, "saddr": sa}
+        if "vaddr" in written.operands:
+            ops["vaddr"] = written.operands["vaddr"]
+        inst = replace(inst, operands=ops)
+    return inst
 
 
 def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) -> int:
@@ -41,8 +57,8 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) 
         while off < len(code):
             try:
                 inst = decoder(arch, wave64).decode(code, off)
-                if off == 0 and written is not None and "smem_form" in written.extra:
-                    inst = replace(inst, extra={**inst.extra, "smem_form": written.extra["smem_form"]})
+                if off == 0 and written is not None:
+                    inst = as_written(inst, written)
                 text = pr.text(inst)
             except IllegalInstruction:   # .long data that is no instruction
                 inst, text = None, f".long {int.from_bytes(code[off:off + 4], 'little'):#010x}"

@@ -215,9 +215,15 @@ WAITCNT_NULL = ["s_waitcnt_vmcnt s1, 0x1234", "s_waitcnt_vmcnt null, 0x1234", "s
                 "s_waitcnt_expcnt exec_lo, 1", "s_waitcnt_lgkmcnt null, 2"]
 
 
+# a memory SADDR written as null prints as null (and GLOBAL's VADDR is then one VGPR), as written
+NULL_SADDR = ["scratch_load_b32 v5, off, null", "global_load_addtid_b32 v5, null offset:4095",
+              "global_load_b32 v5, v1, null", "scratch_store_b32 off, v2, null offset:4", "global_load_b32 v5, v1, s[2:3]"]
+
+
 @needs_llvm
 @pytest.mark.parametrize("arch,lines", [("gfx1100", SMEM_FORMS), ("gfx1200", SMEM_FORMS), ("gfx1200", CPOL_DEFAULTS),
-                                        ("gfx1100", WAITCNT_NULL)], ids=["smem11", "smem12", "cpol12", "waitcnt"])
+                                        ("gfx1100", WAITCNT_NULL), ("gfx1100", NULL_SADDR), ("gfx1200", NULL_SADDR)],
+                         ids=["smem11", "smem12", "cpol12", "waitcnt", "saddr11", "saddr12"])
 def test_written_forms_print_as_llvm_mc_prints_them(arch, lines):
     assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
 
@@ -279,3 +285,21 @@ def test_swmmac_index_key_and_wmma_operand_notes_match_llvm_mc():
     assert vectors.run_gputwin(SWMMAC, False, "gfx1200", False) == vectors.run_llvm(SWMMAC, False, "gfx1200", False)
     assert vectors.run_gputwin(WMMA_NOTES, True, "gfx1200", False) == vectors.run_llvm(WMMA_NOTES, True, "gfx1200",
                                                                                          False)
+
+
+# VOP3P: op_sel/op_sel_hi/neg lists of 1 to 4 values; DPP on the plain name; any case; _e64 on suffix-less names
+VOP3P_AND_NAMES = ["v_pk_add_f16 v1, v2, v3 op_sel:[1]", "v_pk_add_f16 v1, v2, v3 op_sel:[1,0,0,0]",
+                   "v_pk_add_f16 v1, v2, v3 neg_lo:[1,1,1]", "v_dot8_i32_iu4 v3, v4, v5, v0 neg_lo:[1]",
+                   "v_pk_fma_f16 v1, v2, v3, v4 op_sel_hi:[0]", "v_pk_add_f16 v1, v2, v3 op_sel_hi:[0,0,0]",
+                   "v_fma_mix_f32 v0, v1, v2, v3 op_sel:[0,0,0] row_ror:7 bank_mask:0x1 bound_ctrl:0",
+                   "v_fma_mixlo_f16 v0, abs(v1), -v2, abs(v3) dpp8:[2,2,2,2,4,4,4,4]",
+                   "v_dot2_f32_f16 v0, v1, v2, v3 neg_lo:[1,1,0] neg_hi:[1,0,1] quad_perm:[3,2,1,0] bank_mask:0xe",
+                   "v_nop_e64", "v_fma_f32_e64 v1, v2, v3, v4", "v_pk_add_f16_e64 v1, v2, v3", "V_ADD_F32 v1, v2, v3",
+                   "v_fma_f32_e32 v1, v2, v3, v4"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_vop3p_lists_dpp_and_mnemonic_spellings_match_llvm_mc(arch):
+    lines = VOP3P_AND_NAMES
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
