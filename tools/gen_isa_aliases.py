@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         if w:   # a canonical line LLVM accepts: the alias must give the very same
             key = (split_suffix(alias)[0], split_suffix(canon)[0])
             verdict[key] = verdict.get(key, True) and g == w
-    aliases = {alias: canon for (alias, canon), ok in sorted(verdict.items()) if ok}
+    aliases = {alias: canon for (alias, canon), ok in sorted(verdict.items()) if ok and alias != canon}
     out = ROOT / "gputwin/emu/amd/isa/tables" / f"{a.arch}_aliases.json"
     out.write_text(json.dumps(dict(sorted(aliases.items())), indent=0) + "\n")
     print(f"{len(aliases)} aliases from {len(probes)} probes -> {out}")

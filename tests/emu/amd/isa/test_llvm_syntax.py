@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from gputwin.emu.amd.isa import assemble
-from gputwin.emu.amd.isa.asm import AsmError
+from gputwin.emu.amd.isa.asm import AsmError, assembler
 from gputwin.emu.amd.isa.decode import decode
 from gputwin.errors import IllegalInstruction
 
@@ -303,3 +303,19 @@ VOP3P_AND_NAMES = ["v_pk_add_f16 v1, v2, v3 op_sel:[1]", "v_pk_add_f16 v1, v2, v
 def test_vop3p_lists_dpp_and_mnemonic_spellings_match_llvm_mc(arch):
     lines = VOP3P_AND_NAMES
     assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+@needs_llvm
+def test_gfx942_accvgpr_aliases_match_llvm_mc():
+    lines = ["v_accvgpr_read v1, a2", "v_accvgpr_write a1, v2", "v_accvgpr_write a1, 7", "v_accvgpr_read_b32 v1, a2"]
+    assert vectors.run_gputwin(lines, False, "gfx942", False) == vectors.run_llvm(lines, False, "gfx942", False)
+
+
+def test_alias_tables_name_table_instructions_only():
+    for arch in ("gfx1100", "gfx1200", "gfx942"):
+        aliases = json.loads((_ROOT / f"gputwin/emu/amd/isa/tables/{arch}_aliases.json").read_text())
+        asm = assembler(arch)
+        assert all(a != c and c in asm.index and a in asm.index for a, c in aliases.items()), arch
+    assert assemble("s_andn2_b32 s0, s1, s2", "gfx1200") == assemble("s_and_not1_b32 s0, s1, s2", "gfx1200")
+    assert assemble("v_ffbh_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]") == assemble(
+        "v_clz_i32_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]")
