@@ -239,8 +239,6 @@ class Decoder:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
         if word & info.reject:   # bits LLVM refuses for this instruction (reserved, absent modifiers)
             raise _Illegal(f"{info.name} with reserved or unsupported bits {word & info.reject:#x} set")
-        if word & info.need != info.need:
-            raise _Illegal(f"{info.name} without bits {info.need & ~word:#x} (GDS) it needs")
         return info
 
     def _decode(self, b: bytes) -> Inst:
@@ -412,6 +410,8 @@ class Decoder:
     # ---- memory ----------------------------------------------------------------------------------
     def _ds(self, w: int) -> Inst:
         info = self._info("DS", w >> 18 & 0xFF, w)
+        if w & info.need != info.need:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS
+            raise _Illegal(f"{info.name} without bits {info.need & ~w:#x} (GDS) it needs")
         o0, o1 = w & 0xFF, w >> 8 & 0xFF
         return Inst(info.op, "DS", info.opcode, 8, self._operands(info.slots, w, None),
                     offset=o1 << 8 | o0, offset0=o0, offset1=o1, gds=bool(w >> 17 & 1))
