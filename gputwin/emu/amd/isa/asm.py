@@ -24,6 +24,8 @@ class AsmError(ValueError):
 
 
 _BRANCH_KINDS = ("dec", "dec_opt")
+# a comma-separated piece that starts with a modifier, not an operand
+_MODIFIER = re.compile(r"[a-z_0-9]+:|(clamp|glc|slc|dlc|gds|offen|idxen|tfe|row_mirror|row_half_mirror)(\s|$)")
 
 
 def split_top(text: str, sep: str, start: int = 0) -> list[tuple[str, int]]:
@@ -181,14 +183,14 @@ class Assembler:
         """Operands and trailing modifiers (space separated after the last operand)."""
         if not rest:
             return [], []
-        special = info.slots and info.slots[0].kind in ("waitcnt", "delay_alu", "depctr")
+        special = info.slots and info.slots[0].kind in ("waitcnt", "delay_alu", "depctr", "symbolic")
         if special:
             return [(rest, col)], []
         ops = split_top(rest, ",", col)
         ops = [(t.strip(), c + len(t) - len(t.lstrip())) for t, c in ops]
-        lead = []   # tbuffer: LLVM also takes the format after a comma (`s3, format:[...] offset:4`)
-        if len(ops) > 1 and ops[-1][0].startswith("format:"):
-            lead = [(w, c) for w, c in split_top(ops[-1][0], " ", ops[-1][1]) if w]
+        lead = []   # LLVM also takes a comma before the modifiers (`v3, op_sel:[1,1]`, `s3, format:[...]`)
+        while len(ops) > 1 and _MODIFIER.match(ops[-1][0]):
+            lead = [(w, c) for w, c in split_top(ops[-1][0], " ", ops[-1][1]) if w] + lead
             ops = ops[:-1]
         last, lcol = ops[-1]
         words = [(w, c) for w, c in split_top(last, " ", lcol) if w] + lead

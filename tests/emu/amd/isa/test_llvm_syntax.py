@@ -319,3 +319,18 @@ def test_alias_tables_name_table_instructions_only():
     assert assemble("s_andn2_b32 s0, s1, s2", "gfx1200") == assemble("s_and_not1_b32 s0, s1, s2", "gfx1200")
     assert assemble("v_ffbh_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]") == assemble(
         "v_clz_i32_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]")
+
+
+# a comma may come before the modifiers; s_version takes an expression of names
+COMMA_MODS = ["v_add_f32_e64 v1, v2, v3, clamp", "v_pk_add_f16 v1, v2, v3, op_sel:[1,0]",
+              "global_load_b32 v1, v[2:3], off, offset:4", "ds_add_u32 v1, v2, offset:4",
+              "buffer_load_b32 v1, off, s[4:7], s3, offset:4", "v_mov_b32 v1, v2, row_shl:1",
+              "v_add_f32_e64 v1, v2, v3, clamp, mul:2", "global_load_b32 v1, v[2:3], off, offset:4, glc"]
+
+
+@needs_llvm
+def test_comma_before_modifiers_and_version_expressions_match_llvm_mc():
+    assert vectors.run_gputwin(COMMA_MODS, False, "gfx1100", False) == vectors.run_llvm(COMMA_MODS, False, "gfx1100",
+                                                                                         False)
+    lines = ["s_version UC_VERSION_GFX12 | UC_VERSION_W32_BIT", "v_permlane16_var_b32 v5, v1, v50, op_sel:[1,1]"]
+    assert vectors.run_gputwin(lines, False, "gfx1200", False) == vectors.run_llvm(lines, False, "gfx1200", False)
