@@ -429,6 +429,14 @@ class Assembler:
                 raise AsmError(str(e), line, e.col) from None
             halves.append(replace(inst, encoding="VOPD"))
         x, y = halves
+        lits = {o.value for h in halves for o in h.operands.values() if o.kind in ("literal", "lit")}
+        if len(lits) > 1:   # the two halves share one literal dword
+            raise AsmError("VOPD halves can use only one literal value", line, col0)
+        sgprs = {o.index for h in halves for r, o in h.operands.items()
+                 if r != "vdst" and o.kind == "sgpr" and o.index != 124}      # null reads nothing
+        vcc = any(h.op == "v_cndmask_b32" for h in halves)   # the implicit VCC_LO, counted apart (as LLVM)
+        if len(sgprs) + vcc + len(lits) > 2:   # the constant bus of the pair: two scalar values
+            raise AsmError("VOPD halves read more than two scalar values (SGPRs and the literal)", line, col0)
         if (x.operands["vdst"].index ^ y.operands["vdst"].index) & 1 == 0:
             raise AsmError("VOPD destinations must be one even and one odd VGPR", line, col0)
         return Inst("v_dual", "VOPD", x.opcode << 5 | y.opcode, 0, vopd=(x, y))

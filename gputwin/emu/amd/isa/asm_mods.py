@@ -238,9 +238,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 operands[s.role] = Operand(o.kind, o.index, s.count)
     dpp = parse_dpp(info, left, col, legacy_bound_ctrl=table.family == "cdna3")
     if dpp is not None:
-        src0 = operands.get("src0")
+        src0, src1 = operands.get("src0"), operands.get("src1")
         if src0 is not None and src0.kind != "vgpr":   # the DPP word has room for a VGPR only
             raise Fail("DPP src0 must be a VGPR", col)
+        if any(o.kind == "literal" for o in operands.values()):
+            raise Fail("DPP takes no literal", col)
+        # VOP3P DPP, and gfx11 VOP3 DPP, read src1 from a VGPR only (gfx12 VOP3 DPP also takes an SGPR or constant)
+        if src1 is not None and src1.kind != "vgpr" and (enc == "VOP3P" or enc in ("VOP3", "VOP3SD") and not gfx12):
+            raise Fail("DPP src1 must be a VGPR here", col)
         kw["dpp"] = dpp
     if left:
         name, (v, c) = next(iter(left.items()))

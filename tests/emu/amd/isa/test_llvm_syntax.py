@@ -334,3 +334,24 @@ def test_comma_before_modifiers_and_version_expressions_match_llvm_mc():
                                                                                          False)
     lines = ["s_version UC_VERSION_GFX12 | UC_VERSION_W32_BIT", "v_permlane16_var_b32 v5, v1, v50, op_sel:[1,1]"]
     assert vectors.run_gputwin(lines, False, "gfx1200", False) == vectors.run_llvm(lines, False, "gfx1200", False)
+
+
+# operand limits LLVM's matcher enforces: one literal and two scalar values per VOPD pair (null reads nothing,
+# v_dual_cndmask's VCC counts), no literal in DPP, VOP3P and gfx11 VOP3 DPP read src1 from a VGPR
+LIMITS = ["v_dual_mul_f32 v11, 0x24681357, v2 :: v_dual_mul_f32 v10, 0xbabe, v5",
+          "v_dual_mul_f32 v11, 0x24681357, v2 :: v_dual_mul_f32 v10, 0x24681357, v5",
+          "v_dual_fmaak_f32 v122, s74, v161, 2.741 :: v_dual_and_b32 v247, s75, v98",
+          "v_dual_fmaak_f32 v122, s74, v161, 2.741 :: v_dual_and_b32 v247, s74, v98",
+          "v_dual_add_f32 v255, s1, v2 :: v_dual_cndmask_b32 v6, s2, v3",
+          "v_dual_add_f32 v255, s1, v2 :: v_dual_cndmask_b32 v6, s1, v3",
+          "v_dual_dot2acc_f32_f16 v255, vcc_lo, v2 :: v_dual_fmaak_f32 v6, null, v3, 0xaf123456",
+          "v_add3_u32_e64_dpp v5, v1, s1, v0 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add3_u32_e64_dpp v5, v1, v2, s1 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add3_u32_e64_dpp v5, v1, v2, 123456 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add_f32_e64_dpp v5, v1, 2.0 quad_perm:[0,1,2,3]", "v_fma_mix_f32_e64_dpp v5, v1, s3, v4 quad_perm:[3,2,1,0]"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_vopd_and_dpp_operand_limits_match_llvm_mc(arch):
+    assert vectors.run_gputwin(LIMITS, False, arch, False) == vectors.run_llvm(LIMITS, False, arch, False)
