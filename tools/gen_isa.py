@@ -194,6 +194,9 @@ def sweep(arch: str) -> dict:
                 if enc == "FLAT":   # FLAT proper has no SADDR: LLVM encodes 124 (off) there
                     probes = dict(probes, saddr=[124])
                 found = find_base(sw.dis, fmt, fixed, probes)
+                if not found and "gds" in fmt.fields:
+                    # GWS, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS set (the `gds` operand)
+                    found = find_base(sw.dis, fmt, dict(fixed, gds=1), probes)
                 if not found:
                     continue
                 values, size, text = found
@@ -221,10 +224,10 @@ def sweep(arch: str) -> dict:
                 probe_mods(sw, use_fmt, e)
                 probe_reject(sw, use_fmt, e)
                 del e["probe"]
-                if fmt_name in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
-                    w64 = sw.wave64_slots(use_fmt, fixed, e, values)
-                    if w64:
-                        e["w64"] = w64
+                # wave64 forms: VALU lane masks, WMMA accumulators, gfx12 global_load_tr_* (half the VGPRs)
+                w64 = sw.wave64_slots(use_fmt, fixed, e, values)
+                if w64:
+                    e["w64"] = w64
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
     return tables, probe_symbols(sw, tables)

@@ -1,13 +1,19 @@
-"""Generate gputwin/emu/amd/isa/tables/<arch>_aliases.json: the older mnemonics LLVM still accepts for
-gfx11 instructions (flat_atomic_add -> flat_atomic_add_u32, ds_write_b32 -> ds_store_b32, ...).
+"""Generate gputwin/emu/amd/isa/tables/<arch>_aliases.json: the other mnemonics LLVM accepts for an
+instruction and prints under its canonical name (s_andn2_b32 -> s_and_not1_b32, v_ffbh_u32 -> v_clz_i32_u32,
+flat_atomic_add -> flat_atomic_add_u32, ds_write_b32 -> ds_store_b32, ...).
 
-    python tools/gen_isa_aliases.py [--arch gfx1100]
+    python tools/gen_isa_aliases.py [--arch gfx1100] [--td LLVM/llvm/lib/Target/AMDGPU]
 
-Candidates come from naming rules (the pre-gfx11 spellings: dword/dwordx2, ubyte, write/read, _x2,
-smax/umin, legacy...), applied to every canonical mnemonic of the table. A candidate is kept only when
-llvm-mc-19 assembles a real instruction written with it (a random table word, printed by gputwin, its
-mnemonic swapped) to the same bytes and canonical text as the canonical spelling: the oracle decides,
-the rules only propose.
+Candidates come from two places, and only propose:
+- LLVM's TableGen sources (`--td`): every `AMDGPUMnemonicAlias<"from", "to">`, and every real instruction
+  defined under a new name for gfx11/gfx12 (`defm S_ANDN2_B32 : SOP2_Real_gfx11_gfx12<0x022,
+  "s_and_not1_b32">`: its pseudo's mnemonic becomes an alias of the new name; the multiclasses write that
+  alias with AMDGPUMnemonicAlias<ps.Mnemonic, name>). The pairs are kept in tools/gen_isa_aliases_td.txt
+  (mnemonics only) so that a regeneration without the LLVM sources proposes the same ones.
+- naming rules (the pre-gfx11 spellings: dword/dwordx2, ubyte, write/read, _x2, smax/umin, legacy...).
+A candidate is kept only when llvm-mc-19 assembles real instructions written with it (random table words,
+printed by gputwin, their mnemonic swapped; e32, e64 and DPP forms alike) to the same bytes and canonical
+text as the canonical spelling, and never to anything else: the oracle decides.
 """
 from __future__ import annotations
 
@@ -16,11 +22,15 @@ import itertools
 import json
 import pathlib
 import random
+import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+TD_PAIRS = ROOT / "tools" / "gen_isa_aliases_td.txt"
+_SUFFIXES = ("_e64_dpp", "_dpp", "_e32", "_e64")   # printed forms an alias carries over
+_MNEMONIC = re.compile(r"^(s|v|ds|buffer|tbuffer|flat|global|scratch)_[a-z0-9_]+$")
 
 # (canonical token -> older spellings), applied to "_"-separated pieces of a mnemonic
 _TOKEN = {
@@ -58,6 +68,42 @@ def candidates(name: str) -> set[str]:
     return (outs | pieces_sets) - {name}
 
 
+def _mnemonic(text: str) -> str | None:
+    """A TableGen name or string as a mnemonic: 'V_CMP_TRU_F16_t16' -> 'v_cmp_tru_f16'."""
+    m = text.lower()
+    for tail in ("_t16", "_fake16", "_gfx11", "_gfx12", "_pseudo", "_e32", "_e64", "_vi", "_si"):
+        m = m.removesuffix(tail)
+    return m if _MNEMONIC.match(m) else None
+
+
+def td_pairs(td_dir: pathlib.Path) -> set[tuple[str, str]]:
+    """(alias, canonical) candidates from LLVM's AMDGPU .td files (over-generated; the oracle filters)."""
+    pairs: set[tuple[str, str]] = set()
+    for path in sorted(td_dir.glob("*.td")):
+        text = re.sub(r"//[^\n]*", "", path.read_text())
+        for a, b in re.findall(r'MnemonicAlias\s*<\s*"([^"]+)"\s*,\s*"([^"]+)"', text):
+            pairs.add((a, b))
+        # a real instruction under its gfx11/gfx12 name: the record (pseudo) and any names among its arguments
+        for rec, mc, args in re.findall(r"defm\s+(\w+)\s*:\s*(\w+)\s*<([^;>]*)>", text):
+            if "gfx11" not in mc.lower() and "gfx12" not in mc.lower():
+                continue
+            names = {n for n in [_mnemonic(rec)] + [_mnemonic(x) for x in re.findall(r'"([^"]+)"', args)] if n}
+            pairs |= {(x, y) for x in names for y in names if x != y}
+        for a, rec in re.findall(r'Alias\s*<\s*"([^"]+)"\s*,\s*(\w+)\s*>', text):
+            m = _mnemonic(rec)
+            if m and m != a:
+                pairs |= {(a, m), (m, a)}
+    return pairs
+
+
+def split_suffix(name: str) -> tuple[str, str]:
+    """'v_cls_i32_e64_dpp' -> ('v_cls_i32', '_e64_dpp')."""
+    for suf in _SUFFIXES:
+        if name.endswith(suf):
+            return name[:-len(suf)], suf
+    return name, ""
+
+
 def main(argv: list[str] | None = None) -> int:
     from gputwin.emu.amd.isa.decode import decoder
     from gputwin.emu.amd.isa.disasm import printer
@@ -66,7 +112,14 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="gfx1100")
+    ap.add_argument("--td", type=pathlib.Path, help="LLVM's llvm/lib/Target/AMDGPU: refresh " + TD_PAIRS.name)
     a = ap.parse_args(argv)
+    if a.td:
+        TD_PAIRS.write_text("".join(f"{x} {y}\n" for x, y in sorted(td_pairs(a.td))))
+    from_td: dict[str, set[str]] = {}
+    for line in TD_PAIRS.read_text().splitlines():
+        alias, canon = line.split()
+        from_td.setdefault(canon, set()).add(alias)
     table, rng = load(a.arch), random.Random(7)
     dec, pr = decoder(a.arch), printer(a.arch, False, asm_style=True)
     canon_lines: dict[str, list[str]] = {}
@@ -74,20 +127,21 @@ def main(argv: list[str] | None = None) -> int:
         if enc.startswith("VOPD"):
             continue
         for info in ops.values():
-            for _ in range(3):
+            for _ in range(8):
                 try:
                     text = pr.text(dec.decode(random_word(info, rng)))
                 except Exception:   # a word the printer or decoder refuses proves nothing
                     continue
                 canon_lines.setdefault(text.split(" ", 1)[0], []).append(text)
+    names = set(canon_lines) | {split_suffix(c)[0] for c in canon_lines}
     probes = []   # (alias, canonical, line written with the alias, canonical line)
-    for canon, lines in canon_lines.items():
-        base = canon.removesuffix("_e32").removesuffix("_e64")
-        for alias in candidates(base):
-            alias_full = alias + canon[len(base):]
-            if alias_full in canon_lines:
+    for canon, lines in sorted(canon_lines.items()):
+        base, suf = split_suffix(canon)
+        for alias in sorted(candidates(base) | from_td.get(base, set())):
+            alias_full = alias + suf
+            if alias_full in names or alias in names:
                 continue
-            for line in lines:
+            for line in lines[:4]:
                 probes.append((alias_full, canon, alias_full + line[len(canon):], line))
     mc = ["llvm-mc-19", "-triple=amdgcn", f"-mcpu={a.arch}", "-show-encoding"]
 
@@ -108,10 +162,13 @@ def main(argv: list[str] | None = None) -> int:
 
     got = run([p[2] for p in probes])
     want = run([p[3] for p in probes])
-    aliases: dict[str, str] = {}
+    # LLVM strips the _e32/_e64/_dpp/_e64_dpp suffix before it applies an alias, so one verdict per base name
+    verdict: dict[tuple[str, str], bool] = {}
     for (alias, canon, _, _), g, w in zip(probes, got, want):
-        if g and g == w:
-            aliases[alias] = canon
+        if w:   # a canonical line LLVM accepts: the alias must give the very same
+            key = (split_suffix(alias)[0], split_suffix(canon)[0])
+            verdict[key] = verdict.get(key, True) and g == w
+    aliases = {alias: canon for (alias, canon), ok in sorted(verdict.items()) if ok and alias != canon}
     out = ROOT / "gputwin/emu/amd/isa/tables" / f"{a.arch}_aliases.json"
     out.write_text(json.dumps(dict(sorted(aliases.items())), indent=0) + "\n")
     print(f"{len(aliases)} aliases from {len(probes)} probes -> {out}")

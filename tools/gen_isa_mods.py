@@ -103,15 +103,23 @@ def probe_reject(sw, fmt_name: str, e: dict) -> None:
         if name in ("op", "seg") or any(sl[1] == name for sl in e["slots"]) or \
                 any(sl[1] == name for sl in e.get("rtn_slots", ())):
             used |= ((1 << fwidth) - 1) << flo
-    reject = 0
+    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops); elsewhere a set
+    # probe bit (FLAT's SADDR = off) is part of the operand encoding the decoder already checks.
+    gds = ((1 << fmt.fields["gds"][1]) - 1) << fmt.fields["gds"][0] if "gds" in fmt.fields else 0
+    reject = need = 0
     for bit in range(fmt.size * 8):
-        if used >> bit & 1 or base >> bit & 1:   # only bits that are clear in a valid word
+        if used >> bit & 1 or base >> bit & 1 and not gds >> bit & 1:
             continue
         size, _ = sw.dis(word_bytes(fmt, base ^ 1 << bit) + TAIL)
         if not size:
-            reject |= 1 << bit
+            if base >> bit & 1:
+                need |= 1 << bit    # a bit the instruction cannot do without (GDS of the GWS ops)
+            else:
+                reject |= 1 << bit
     if reject:
         e["reject"] = reject
+    if need:
+        e["need"] = need
 
 
 def probe_mods(sw, fmt_name: str, e: dict) -> None:
@@ -130,8 +138,16 @@ def probe_mods(sw, fmt_name: str, e: dict) -> None:
         for i in range(4):
             text = _dis_word(sw, fmt_name, dict(values, op_sel=1 << i))[1] or ""
             byte_sel.append(int(text.split("byte_sel:")[1].split(" ")[0]) if "byte_sel:" in text else 0)
+    index_key = []
+    if fmt_name == "VOP3P" and mods.get("op_sel"):
+        # gfx12 v_swmmac_*: OPSEL bits hold the sparsity index, printed index_key:N (each bit's share of N).
+        for i in range(3):
+            text = _dis_word(sw, fmt_name, dict(values, op_sel=1 << i))[1] or ""
+            index_key.append(int(text.split("index_key:")[1].split(" ")[0]) if "index_key:" in text else 0)
     if any(byte_sel):
         mods["byte_sel"] = byte_sel
+    elif any(index_key):
+        mods["index_key"] = index_key
     elif fmt_name in ("VOP3", "VOP3P") and mods.get("op_sel"):
         # Where each op_sel bit lands in the printed op_sel:[...] list (and how long the list is).
         pos = []

@@ -72,7 +72,7 @@ def split_text(text: str) -> tuple[str, list[str], list[str]]:
     tail = split_top(ops[-1], " ")
     ops[-1] = tail[0]
     mods = tail[1:]
-    if ":" in ops[-1] and len(ops) == 1 and not ops[0].startswith(("v[", "s[", "ttmp[")):
+    if (":" in ops[-1] or ops[-1] == "gds") and len(ops) == 1 and not ops[0].startswith(("v[", "s[", "ttmp[")):
         mods, ops = [ops[0]] + mods, []
     return parts[0], ops, mods
 

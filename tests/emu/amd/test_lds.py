@@ -156,6 +156,13 @@ def test_gds_accesses_are_not_modelled():
         run("ds_add_u32 v1, v2 gds", n=1, lds_bytes=64)
 
 
+@pytest.mark.parametrize("line", ["ds_gws_init v1 gds", "ds_gws_sema_v gds", "ds_gws_barrier v1 offset:4 gds",
+                                  "ds_ordered_count v5, v1 offset:4 gds", "ds_add_gs_reg_rtn v[4:5], v1 gds"])
+def test_gws_and_gds_register_ops_fail_closed_naming_the_instruction(line):
+    with pytest.raises(IllegalInstruction, match=rf"{line.split()[0]} with gds: .*GDS.* not modelled \(pc=0x"):
+        run(line, n=1, lds_bytes=64)
+
+
 def test_misaligned_lds_atomic_faults():
     with pytest.raises(MemoryFault, match="misaligned"):
         run("ds_add_u32 v1, v2", n=1, lds_bytes=64, vgprs={1: 2})

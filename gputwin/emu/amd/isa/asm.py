@@ -9,7 +9,7 @@ from dataclasses import replace
 from . import sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
-from .asm_syntax import add_aliases, check_order
+from .asm_syntax import NULL_SDST, add_aliases, check_order
 from .encode import encoder
 from .inst import Inst, Operand
 from .table import OpInfo, Table, load
@@ -24,6 +24,8 @@ class AsmError(ValueError):
 
 
 _BRANCH_KINDS = ("dec", "dec_opt")
+# a comma-separated piece that starts with a modifier, not an operand
+_MODIFIER = re.compile(r"[a-z_0-9]+:|(clamp|glc|slc|dlc|gds|offen|idxen|tfe|row_mirror|row_half_mirror)(\s|$)")
 
 
 def split_top(text: str, sep: str, start: int = 0) -> list[tuple[str, int]]:
@@ -60,12 +62,14 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
             base = info.name.removesuffix("_e32").removesuffix("_e64")
             if base != info.name:
                 add(base, info, False)
+            elif enc in ("VOP3", "VOP3P"):   # names without a suffix (v_fma_f32, v_pk_add_f16, v_nop) take _e64
+                add(base + "_e64", info, False)
             if info.dpp:
                 # LLVM also takes DPP controls on the plain name (v_mov_b32 v1, v2 row_shl:1), not on _e32/_e64
                 if enc in ("VOP1", "VOP2", "VOPC"):
                     add(base + "_dpp", info, True)
                     add(base, info, True)
-                elif enc == "VOP3":
+                elif enc in ("VOP3", "VOP3P"):
                     add(base + "_e64_dpp", info, True)
                     add(base, info, True)
     for lst in idx.values():   # e32 forms before VOP3 forms
@@ -91,6 +95,10 @@ class Assembler:
     def assemble_lines(self, text: str, errors: list | None = None) -> list[tuple[int, str, bytes]]:
         """[(line number, source line, bytes)] for every instruction line; labels resolved. With an
         `errors` list, bad lines are collected there (AsmError) and skipped instead of raising."""
+        return [(n, raw, code) for n, raw, code, _ in self.assemble_items(text, errors)]
+
+    def assemble_items(self, text: str, errors: list | None = None) -> list[tuple[int, str, bytes, Inst | None]]:
+        """Like assemble_lines, with each line's parsed Inst (None for .long data)."""
         items, labels, pc = [], {}, 0
         for n, raw in enumerate(text.splitlines(), 1):
             try:
@@ -102,7 +110,7 @@ class Assembler:
         out = []
         for n, raw, inst, label in items:
             try:
-                out.append((n, raw, self._second_pass(inst, label, labels, n)))
+                out.append((n, raw, self._second_pass(inst, label, labels, n), None if isinstance(inst, bytes) else inst))
             except AsmError as e:
                 if errors is None:
                     raise
@@ -153,13 +161,13 @@ class Assembler:
     # ---- one instruction ------------------------------------------------------------------------
     def parse(self, body: str, line: int, col0: int = 1) -> tuple[Inst, str | None]:
         """One instruction (no label/comment) -> (Inst, branch label or None)."""
-        if " :: " in body:
+        if "::" in body:
             if self.wave64:
                 raise AsmError("instruction requires wavesize=32", line, col0)
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
-        cands = self.index.get(mnemonic)
+        cands = self.index.get(mnemonic.lower())   # LLVM matches mnemonics in any case
         if not cands:
             raise AsmError(f"unknown instruction {mnemonic!r}", line, col0)
         best = None
@@ -175,13 +183,17 @@ class Assembler:
         """Operands and trailing modifiers (space separated after the last operand)."""
         if not rest:
             return [], []
-        special = info.slots and info.slots[0].kind in ("waitcnt", "delay_alu", "depctr")
+        special = info.slots and info.slots[0].kind in ("waitcnt", "delay_alu", "depctr", "symbolic")
         if special:
             return [(rest, col)], []
         ops = split_top(rest, ",", col)
         ops = [(t.strip(), c + len(t) - len(t.lstrip())) for t, c in ops]
+        lead = []   # LLVM also takes a comma before the modifiers (`v3, op_sel:[1,1]`, `s3, format:[...]`)
+        while len(ops) > 1 and _MODIFIER.match(ops[-1][0]):
+            lead = [(w, c) for w, c in split_top(ops[-1][0], " ", ops[-1][1]) if w] + lead
+            ops = ops[:-1]
         last, lcol = ops[-1]
-        words = [(w, c) for w, c in split_top(last, " ", lcol) if w]
+        words = [(w, c) for w, c in split_top(last, " ", lcol) if w] + lead
         if not words:
             raise Fail("missing operand", lcol)
         nslots = len(info.rtn_slots or info.slots) if info.rtn_slots else len(info.slots)
@@ -283,6 +295,8 @@ class Assembler:
                 operands[s.role] = op
                 continue
             op = self._reg_or_const(info, s, p, c)
+            if s.role == "sdst" and info.op in NULL_SDST and op.index != 124:
+                raise Fail("src0 must be null", c)
             if op.kind == "literal":
                 if literal is not None and literal != op.value:
                     raise Fail("only one literal is allowed", c)
@@ -400,10 +414,11 @@ class Assembler:
 
     # ---- VOPD -----------------------------------------------------------------------------------
     def _vopd(self, body: str, line: int, col0: int) -> Inst:
-        xtext, ytext = body.split(" :: ", 1)
+        xraw, yraw = body.split("::", 1)
+        xtext, ytext = xraw.strip(), yraw.strip()
         halves = []
         for text, table, col in ((xtext, self.table.by_enc["VOPDX"], col0),
-                                 (ytext, self.table.by_enc["VOPDY"], col0 + len(xtext) + 4)):
+                                 (ytext, self.table.by_enc["VOPDY"], col0 + len(xraw) + 2 + len(yraw) - len(yraw.lstrip()))):
             mnemonic, _, rest = text.partition(" ")
             info = next((i for i in table.values() if i.name == mnemonic), None)
             if info is None:
@@ -414,6 +429,14 @@ class Assembler:
                 raise AsmError(str(e), line, e.col) from None
             halves.append(replace(inst, encoding="VOPD"))
         x, y = halves
+        lits = {o.value for h in halves for o in h.operands.values() if o.kind in ("literal", "lit")}
+        if len(lits) > 1:   # the two halves share one literal dword
+            raise AsmError("VOPD halves can use only one literal value", line, col0)
+        sgprs = {o.index for h in halves for r, o in h.operands.items()
+                 if r != "vdst" and o.kind == "sgpr" and o.index != 124}      # null reads nothing
+        vcc = any(h.op == "v_cndmask_b32" for h in halves)   # the implicit VCC_LO, counted apart (as LLVM)
+        if len(sgprs) + vcc + len(lits) > 2:   # the constant bus of the pair: two scalar values
+            raise AsmError("VOPD halves read more than two scalar values (SGPRs and the literal)", line, col0)
         if (x.operands["vdst"].index ^ y.operands["vdst"].index) & 1 == 0:
             raise AsmError("VOPD destinations must be one even and one odd VGPR", line, col0)
         return Inst("v_dual", "VOPD", x.opcode << 5 | y.opcode, 0, vopd=(x, y))

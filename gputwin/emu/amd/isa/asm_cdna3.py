@@ -15,6 +15,7 @@ import re
 
 from . import sopp_imm
 from .asm import AsmError, Assembler, _build_index, split_top
+from .asm_syntax import add_aliases
 from .asm_mods import Fail
 from .asm_operands import OperandError, immediate, parse_operand
 from .cdna3_formats import GFX9_PAIRS, GFX9_SPECIAL
@@ -58,6 +59,7 @@ class Cdna3Assembler(Assembler):
         self.arch, self.wave64 = arch, False   # the gfx942 table already has wave64 lane masks
         self.table = load(arch)
         self.index = _build_index(self.table)
+        add_aliases(self.index, arch)
         self.vopd, self.vopd_y = {}, {}
         self.encoder = encoder(arch)
         self.decoder = decoder(arch)

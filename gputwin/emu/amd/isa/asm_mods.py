@@ -21,14 +21,31 @@ DPP_CTRL = {"row_shl": 0x100, "row_shr": 0x110, "row_ror": 0x120, "row_share": 0
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2}
 
 
+# gfx12 th:TH_<KIND>_<NAME> spellings llvm-mc-19 assembles besides the ones it prints (probed: LOAD_WB,
+# LOAD_NT_WB, STORE_LU and STORE_WB are refused; BYPASS only with SCOPE_SYS).
+TH_VALUES = {
+    "load": {"RT": 0, "NT": 1, "HT": 2, "LU": 3, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6},
+    "store": {"RT": 0, "NT": 1, "HT": 2, "RT_WB": 3, "BYPASS": 3, "NT_RT": 4, "RT_NT": 5, "NT_HT": 6, "NT_WB": 7},
+    "atomic": {"RT": 0, "RETURN": 1, "RT_RETURN": 1, "NT": 2, "NT_RETURN": 3, "CASCADE_RT": 4, "CASCADE_NT": 6},
+}
+SCOPES = {"SCOPE_CU": 0, "SCOPE_SE": 1, "SCOPE_DEV": 2, "SCOPE_SYS": 3}
+
+
 def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int,
                  returning: bool | None = None) -> tuple[int, int]:
-    """gfx12 th:/scope: values -> (TH, SCOPE), read as one text since the TH name depends on the scope.
-    Several TH values can print alike (the cascade hints ignore the RETURN bit): take the smallest one
-    whose RETURN bit (TH bit 0) matches the atomic's form, as LLVM does."""
-    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
+    """gfx12 th:/scope: values -> (TH, SCOPE). First as the text LLVM prints (TH names depend on the scope;
+    several TH values print alike: take the smallest whose RETURN bit, TH bit 0, matches the atomic's form,
+    as LLVM does), else by name (TH_VALUES). The defaults TH_*_RT and SCOPE_CU may be written."""
     kind = "atomic" if "atomic" in info.op else "store" if "store" in info.op else "load"
+    th = None if th in (f"TH_{kind.upper()}_RT", "TH_DEFAULT") else th
+    scope = None if scope == "SCOPE_CU" else scope
+    text = " ".join(t for t in (th and f"th:{th}", scope and f"scope:{scope}") if t)
     keys = sorted((tuple(int(x) for x in k.split(",")) for k, t in table.cpol[kind].items() if t == text))
+    if not keys and th is not None and th.startswith(f"TH_{kind.upper()}_") and (scope is None or scope in SCOPES):
+        name = th.removeprefix(f"TH_{kind.upper()}_")
+        sc = SCOPES.get(scope, 0)
+        if name in TH_VALUES[kind] and (name != "BYPASS" or sc == 3):
+            keys = [(TH_VALUES[kind][name], sc)]
     if returning is not None:
         keys = [k for k in keys if k[0] & 1 == returning]
     if not keys:
@@ -72,12 +89,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
 
     gfx12 = table.family == "rdna4"
 
-    def bits(name, n):
+    def bits(name, n, loose=False):
+        """[0,1,...]: n values (VOP3P: LLVM takes 1 to 4, the rest read as 0 up to the source count)."""
         v, c = take(name)
         if v is None:
             return None
         m = re.fullmatch(r"\[([01](?:,[01])*)\]", v)
-        if not m or len(m.group(1).split(",")) != n:
+        k = len(m.group(1).split(",")) if m else 0
+        if not m or (not 1 <= k <= 4 if loose else k != n):
             raise Fail(f"{name} needs {n} values", c)
         return [x == "1" for x in m.group(1).split(",")]
 
@@ -114,11 +133,24 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
     elif enc == "VOP3P":
         n = 3 if "wmma" in info.op else nsrc
         default_hi = bool(mods.get("op_sel_hi_default", 1))
-        sel = bits("op_sel", n) if mods.get("op_sel") else None
-        hi = bits("op_sel_hi", n) if mods.get("op_sel_hi") else None
-        nl = bits("neg_lo", n) if mods.get("neg") and not mods.get("mix") else None
-        nh = bits("neg_hi", n) if mods.get("neg_hi") and not mods.get("mix") else None
-        pad = lambda v, d: tuple((v or [])[:3]) + (d,) * (3 - len(v or []))  # noqa: E731
+        sel = bits("op_sel", n, True) if mods.get("op_sel") and not mods.get("index_key") else None
+        if mods.get("index_key"):   # gfx12 v_swmmac_*: index_key:N sets OPSEL bits
+            v, c = take("index_key")
+            if v is not None:
+                want = sopp_imm.parse_int(v) if re.fullmatch(r"\d+", v) else -1
+                sel = [False] * 3
+                for bit, share in sorted(enumerate(mods["index_key"]), key=lambda e: -e[1]):
+                    if share and want >= share:
+                        sel[bit], want = True, want - share
+                if want:
+                    raise Fail(f"bad index_key:{v}", c)
+        hi = bits("op_sel_hi", n, True) if mods.get("op_sel_hi") else None
+        nl = bits("neg_lo", n, True) if mods.get("neg") and not mods.get("mix") else None
+        nh = bits("neg_hi", n, True) if mods.get("neg_hi") and not mods.get("mix") else None
+
+        def pad(v, d):   # values left out read as 0; past the source count LLVM ignores them (the default)
+            v = v or []
+            return tuple((v[i] if i < len(v) else False) if i < n else d for i in range(3))
         kw.update(op_sel=pad(sel, False) + (False,), op_sel_hi=pad(hi, default_hi) if hi else (default_hi,) * 3,
                   clamp=flag("clamp", bool(mods.get("clamp"))))
         if mods.get("mix"):
@@ -137,8 +169,12 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             kw["offset"] = so.value
             if "offset" in left:
                 raise Fail("two offsets", left["offset"][1])
+            extra["smem_form"] = 1   # written as an immediate: llvm-mc prints it so, 0x0 included
         elif "offset" in left:
             kw["offset"] = intval("offset", -(1 << bits - 1), (1 << bits - 1) - 1)
+            extra["smem_form"] = 2   # an SGPR (or null) and offset:, printed so even when 0
+        elif gfx12 and so is not None:
+            extra["smem_form"] = 2   # gfx12 has no SGPR-only form: `null` is `null offset:0x0`
         if gfx12:
             cachepol()
         else:
@@ -173,23 +209,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 if not 0 <= off <= 0xFFFF:
                     raise Fail("offset out of range", c)
             o0, o1 = off & 0xFF, off >> 8
-        kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=flag("gds"))
+        gds = flag("gds", bool(mods.get("gds")) or bool(info.need))
+        if info.need and not gds:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn: `gds` is required
+            raise Fail(f"{info.name} needs gds", col)
+        kw.update(offset0=o0, offset1=o1, offset=o1 << 8 | o0, gds=gds)
     elif enc in ("MUBUF", "MTBUF"):
         if enc == "MTBUF" or info.op.startswith("tbuffer"):
             v, c = take("format")
-            if v is None:
-                extra["format"] = 1
-            else:
-                by_text = {t: i for i, t in table.buf_format.items() if t}
-                if v in by_text:
-                    extra["format"] = by_text[v]
-                else:
-                    try:
-                        extra["format"] = sopp_imm.parse_int(v)
-                    except sopp_imm.ImmError:
-                        raise Fail(f"unknown format {v!r}", c) from None
-                    if not 0 <= extra["format"] < 128:
-                        raise Fail("format out of range", c)
+            extra["format"] = 1 if v is None else buf_format(table, v, c)
         elif gfx12:
             extra["format"] = 1
         extra["idxen"], extra["offen"] = int(flag("idxen")), int(flag("offen"))
@@ -211,6 +238,14 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
                 operands[s.role] = Operand(o.kind, o.index, s.count)
     dpp = parse_dpp(info, left, col, legacy_bound_ctrl=table.family == "cdna3")
     if dpp is not None:
+        src0, src1 = operands.get("src0"), operands.get("src1")
+        if src0 is not None and src0.kind != "vgpr":   # the DPP word has room for a VGPR only
+            raise Fail("DPP src0 must be a VGPR", col)
+        if any(o.kind == "literal" for o in operands.values()):
+            raise Fail("DPP takes no literal", col)
+        # VOP3P DPP, and gfx11 VOP3 DPP, read src1 from a VGPR only (gfx12 VOP3 DPP also takes an SGPR or constant)
+        if src1 is not None and src1.kind != "vgpr" and (enc == "VOP3P" or enc in ("VOP3", "VOP3SD") and not gfx12):
+            raise Fail("DPP src1 must be a VGPR here", col)
         kw["dpp"] = dpp
     if left:
         name, (v, c) = next(iter(left.items()))
@@ -221,6 +256,36 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             enc in ("VOP1", "VOP2", "VOPC"):
         raise Fail("source modifiers need the e64 or DPP form", col)
     return Inst(info.op, enc, info.opcode, 0, operands, **kw)
+
+def buf_format(table: Table, v: str, col: int) -> int:
+    """format:[BUF_FMT_...], format:[BUF_DATA_FORMAT_..., BUF_NUM_FORMAT_...] (either order, either left out:
+    8 and UNORM by default) or a number -> the unified format (LLVM's rules, probed with llvm-mc-19)."""
+    names = {t[1:-1]: i for i, t in table.buf_format.items() if t.startswith("[")}
+    names["BUF_FMT_8_UNORM"] = 1   # the default format, which LLVM never prints
+    if not v.startswith("["):
+        try:
+            f = sopp_imm.parse_int(v)
+        except sopp_imm.ImmError:
+            raise Fail(f"unknown format {v!r}", col) from None
+        if not 0 <= f < 128:
+            raise Fail("format out of range", col)
+        return f
+    if v[1:-1] in names:   # as printed (gfx942 prints the [dfmt,nfmt] pair itself)
+        return names[v[1:-1]]
+    parts = [x.strip() for x in v.strip("[]").split(",")]
+    dfmt = nfmt = None
+    for x in parts:
+        if x.startswith("BUF_DATA_FORMAT_") and dfmt is None:
+            dfmt = x.removeprefix("BUF_DATA_FORMAT_")
+        elif x.startswith("BUF_NUM_FORMAT_") and nfmt is None:
+            nfmt = x.removeprefix("BUF_NUM_FORMAT_")
+        else:
+            raise Fail(f"unknown format {v!r}", col)
+    name = "BUF_FMT_INVALID" if dfmt == "INVALID" else f"BUF_FMT_{dfmt or '8'}_{nfmt or 'UNORM'}"
+    if name not in names:
+        raise Fail("unsupported format", col)
+    return names[name]
+
 
 def parse_dpp(info: OpInfo, left: dict, col: int, legacy_bound_ctrl: bool = False) -> Dpp | None:
     """DPP16 / DPP8 controls (popped from `left`), or None."""

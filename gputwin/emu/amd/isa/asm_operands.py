@@ -2,9 +2,11 @@
 AMDGPU assembler reads them. Used by asm.py."""
 from __future__ import annotations
 
+import math
 import re
 import struct
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -108,25 +110,39 @@ def _plain(t: str) -> Parsed:
     raise OperandError(f"cannot parse operand {t!r}")
 
 
+def _round_float(x: float, ebits: int, mbits: int) -> int:
+    """x rounded to nearest-even in a binary format with `ebits` exponent and `mbits` fraction bits, as
+    LLVM converts a written float literal: precision may be lost, not range (overflow, or an inexact
+    result below the smallest normal number, is an error)."""
+    if x != x:
+        return (1 << ebits) - 1 << mbits | 1 << mbits - 1   # the quiet NaN
+    sign = (1 << ebits + mbits) if math.copysign(1.0, x) < 0 else 0
+    a = Fraction(abs(x)) if abs(x) != math.inf else None
+    bias = (1 << ebits - 1) - 1
+    if a is None:
+        return sign | (1 << ebits) - 1 << mbits
+    if a == 0:
+        return sign
+    e = max(math.frexp(abs(x))[1] - 1, 1 - bias)   # the exponent of the result's ulp grid
+    n = round(a / Fraction(2) ** (e - mbits))        # Fraction rounds half to even
+    if n >> mbits + 1:                               # rounded up into the next binade
+        n, e = n >> 1, e + 1
+    if e > bias:
+        raise OperandError(f"{x} overflows the operand's float type")
+    if n >> mbits == 0 and n * Fraction(2) ** (e - mbits) != a:
+        raise OperandError(f"{x} underflows the operand's float type")
+    field = e + bias if n >> mbits else 0
+    return sign | field << mbits | n & (1 << mbits) - 1
+
+
 def _float_bits(x: float, ptype: str) -> int:
-    if ptype in ("f16", "v2f16", "i16"):
-        h = np.float16(x)
-        if float(h) != x:
-            raise OperandError(f"{x} is not exact in f16")
-        return int(h.view(np.uint16))
-    if ptype in ("f64", "i64"):
-        bits = struct.unpack("<Q", struct.pack("<d", x))[0]
-        if bits & 0xFFFFFFFF:
-            raise OperandError(f"{x} needs more than the high 32 bits of an f64 literal")
-        return bits >> 32
-    bits = struct.unpack("<I", struct.pack("<f", x))[0]
-    if struct.unpack("<f", struct.pack("<I", bits))[0] != x:
-        raise OperandError(f"{x} is not exact in f32")
+    if ptype in ("f16", "v2f16"):
+        return _round_float(x, 5, 10)
+    if ptype in ("f64", "i64"):   # LLVM keeps the high 32 bits (with a warning when the low ones are lost)
+        return struct.unpack("<Q", struct.pack("<d", x))[0] >> 32
     if ptype in ("bf16", "v2bf16"):
-        if bits & 0xFFFF:
-            raise OperandError(f"{x} is not exact in bf16")
-        return bits >> 16
-    return bits
+        return _round_float(x, 8, 7)
+    return _round_float(x, 8, 23)   # f32, and integer operands (a 16-bit one reads the low half)
 
 
 def immediate(p: Parsed, ptype: str | None, allow_const: bool, allow_literal: bool) -> Operand:
@@ -162,7 +178,20 @@ def immediate(p: Parsed, ptype: str | None, allow_const: bool, allow_literal: bo
                     return Operand("const", enc, 1, const_bits(enc, ptype))
             if p.text in INV2PI_TEXT:
                 return Operand("const", INLINE_FLOAT_HI, 1, const_bits(INLINE_FLOAT_HI, ptype))
+        bits = _float_bits(x, ptype)
+        if allow_const and ptype not in ("f64", "i64"):
+            # LLVM converts first, then looks for an inline constant: the rounded value may be one (1.0 for
+            # 1.00390625 in bf16), and so may the bit pattern read as an integer (f16 denormal 0x0001 is `1`)
+            width = 16 if ptype in ("f16", "v2f16", "bf16", "v2bf16") else 32
+            if bits <= 64:
+                return Operand("const", 128 + bits, 1, const_bits(128 + bits, ptype))
+            if bits >= (1 << width) - 16:
+                enc = 192 + (1 << width) - bits
+                return Operand("const", enc, 1, const_bits(enc, ptype))
+            for enc in range(INLINE_FLOAT_LO, INLINE_FLOAT_HI):
+                if const_bits(enc, ptype) == bits:
+                    return Operand("const", enc, 1, bits)
         if not allow_literal:
             raise OperandError("no literal allowed here")
-        return Operand("literal", 255, 1, _float_bits(x, ptype))
+        return Operand("literal", 255, 1, bits)
     raise OperandError(f"expected a constant, got {p.text!r}")

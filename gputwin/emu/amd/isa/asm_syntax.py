@@ -14,6 +14,11 @@ _RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset
          "mul": 15, "div": 15, "row_mask": 17, "bank_mask": 18, "bound_ctrl": 19, "fi": 20}
 
 
+# gfx11's s_waitcnt_{vm,exp,lgkm,vs}cnt: llvm-mc-19 assembles only `null` as the SGPR (its disassembler prints
+# whatever SGPR the word holds, and so does gputwin's).
+NULL_SDST = frozenset({"s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_vscnt"})
+
+
 def check_order(mods: dict) -> None:
     last, last_name = -1, ""
     for name, (_, col) in mods.items():
@@ -26,15 +31,17 @@ def check_order(mods: dict) -> None:
         last, last_name = rank, name
 
 
+_FORMS = ("", "_e32", "_e64", "_dpp", "_e64_dpp")
+
+
 def add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
-    """Older mnemonics LLVM still accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each
-    names the same entries as its canonical spelling, and the bare name covers the _e32/_e64 forms."""
+    """The other mnemonics LLVM accepts (tables/<arch>_aliases.json, tools/gen_isa_aliases.py): each base
+    name names the same entries as its canonical one, in every form (LLVM strips _e32/_e64/_dpp/_e64_dpp
+    before it applies an alias)."""
     path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_aliases.json"
     if not path.exists():
         return
     for alias, canon in json.loads(path.read_text()).items():
-        if canon in idx:
-            idx.setdefault(alias, idx[canon])
-        for suf in ("_e32", "_e64"):
-            if alias.endswith(suf) and canon.endswith(suf) and canon[:-4] in idx:
-                idx.setdefault(alias[:-4], idx[canon[:-4]])
+        for suf in _FORMS:
+            if canon + suf in idx:
+                idx.setdefault(alias + suf, idx[canon + suf])

@@ -529,6 +529,8 @@ class Decoder:
     # ---- memory ----------------------------------------------------------------------------------
     def _ds(self, w: int) -> Inst:
         info = self._info("DS", w >> 18 & 0xFF, w)
+        if w & info.need != info.need:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS
+            raise _Illegal(f"{info.name} without bits {info.need & ~w:#x} (GDS) it needs")
         o0, o1 = w & 0xFF, w >> 8 & 0xFF
         return Inst(info.op, "DS", info.opcode, 8, self._operands(info.slots, w, None),
                     offset=o1 << 8 | o0, offset0=o0, offset1=o1, gds=bool(w >> 17 & 1))

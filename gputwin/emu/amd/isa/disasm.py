@@ -108,6 +108,11 @@ class Printer:
         key = _TABLE_KEY.get(inst.encoding, inst.encoding)
         return self.table.by_enc[key][inst.opcode]
 
+    def _smem_form(self, inst: Inst) -> str | None:
+        """gfx11 llvm-mc prints an SMEM offset the way it was written (`0x0`, `s0 offset:0x0`, `null`), though
+        the bytes are alike; the assembler records that in extra["smem_form"], the disassembler prints null."""
+        return _SMEM_FORMS.get(inst.extra.get("smem_form")) if self.asm_style else None
+
     def text(self, inst: Inst) -> str:
         if inst.encoding == "VOPD":
             x, y = inst.vopd
@@ -163,6 +168,13 @@ class Printer:
                 else:
                     ptype = "f16" if self.asm_style and s.ptype == "i16" and op.kind == "const" else s.ptype
                     t = src_text(op, ptype, neg, abs_)
+                notes = enc == "VOP3P" and not self.asm_style and self.table.family != "cdna3"
+                if notes and op.kind == "sgpr" and "s" not in (s.allowed or "s"):
+                    # LLVM decodes an SGPR in a VGPR-only WMMA source and says so in the text
+                    cls = "VGPR_32" if op.count == 1 else f"VReg_{32 * op.count}"
+                    t += f"/*Invalid register, operand has '{cls}' register class*/"
+                elif notes and op.kind == "const" and "c" not in (s.allowed or "c"):
+                    t += "/*Invalid immediate*/"
                 if s.kind == "src16" and op.kind == "vgpr":   # true16: the half goes inside sext(...)
                     half = ".h" if inst.op_sel[i] else ".l"
                     t = t[:-1] + half + ")" if t.endswith(")") else t + half
@@ -185,8 +197,9 @@ class Printer:
                 texts.append(str(op.value) if op.value <= 64 else hex(op.value))
             elif s.role == "soffset" and op.kind != "sgpr":
                 texts.append(src_text(op, "b32"))
-            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and (inst.offset or self.smem_zero_offset) \
-                    and not any(x.kind == "offset" for x in slots):
+            elif s.role == "soffset" and enc == "SMEM" and op.index == 124 and not any(x.kind == "offset" for x in slots) \
+                    and (inst.offset or self.smem_zero_offset or self._smem_form(inst) == "imm") \
+                    and self._smem_form(inst) != "sgpr_imm":
                 texts.append(_signed_hex(inst.offset))
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
@@ -245,12 +258,16 @@ class Printer:
         elif enc == "VOP3P":
             n = 3 if "wmma" in info.op else nsrc
             hi_default = mods.get("op_sel_hi_default", 1)
-            if mods.get("op_sel") and any(inst.op_sel[:n]):
+            if mods.get("index_key"):   # gfx12 v_swmmac_*: OPSEL bits hold the sparsity index
+                sel = sum(share for share, bit in zip(mods["index_key"], inst.op_sel) if bit)
+                out += f" index_key:{sel}" if sel else ""
+            elif mods.get("op_sel") and any(inst.op_sel[:n]):
                 out += " op_sel:" + _bits(inst.op_sel[:n])
             if mods.get("mix"):   # v_fma_mix*: NEG/NEG_HI are the sources' neg/abs, printed in place
                 if mods.get("op_sel_hi") and any(b != hi_default for b in inst.op_sel_hi[:n]):
                     out += " op_sel_hi:" + _bits(inst.op_sel_hi[:n])
-                return out + (" clamp" if inst.clamp and mods.get("clamp") else "")
+                out += " clamp" if inst.clamp and mods.get("clamp") else ""
+                return out + (_dpp_text(inst) if inst.dpp is not None else "")
             if mods.get("op_sel_hi") and any(b != hi_default for b in inst.op_sel_hi[:n]):
                 out += " op_sel_hi:" + _bits(inst.op_sel_hi[:n])
             if mods.get("neg") and any(inst.neg[:n]):
@@ -260,7 +277,8 @@ class Printer:
             if inst.clamp and mods.get("clamp"):
                 out += " clamp"
         elif enc == "SMEM":
-            if inst.operands.get("soffset", Operand("sgpr", 124)).index != 124 and inst.offset:
+            if inst.operands.get("soffset", Operand("sgpr", 124)).index != 124 and inst.offset \
+                    or self._smem_form(inst) == "sgpr_imm":
                 out += " offset:" + (hex(inst.offset) if inst.offset >= 0 else "-" + hex(-inst.offset))
             out += self._cpol(inst, mods)
         elif enc in ("FLAT", "GLOBAL", "SCRATCH"):
@@ -295,6 +313,9 @@ class Printer:
 
 
 _PRINTERS: dict[tuple[str, bool, bool], Printer] = {}
+
+
+_SMEM_FORMS = {1: "imm", 2: "sgpr_imm"}
 
 
 def printer(arch: str, wave64: bool = False, asm_style: bool = False) -> Printer:

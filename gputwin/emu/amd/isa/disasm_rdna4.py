@@ -25,8 +25,8 @@ class Rdna4Printer(Printer):
         enc = inst.encoding
         if enc == "SMEM":
             out = ""
-            if any(s.role == "soffset" for s in slots) and inst.operands["soffset"].index != 124 and \
-                    not any(s.kind == "offset" for s in slots):
+            if any(s.role == "soffset" for s in slots) and not any(s.kind == "offset" for s in slots) and \
+                    (inst.operands["soffset"].index != 124 or self._smem_form(inst) == "sgpr_imm"):
                 out += " offset:" + _signed_hex(inst.offset)
             return out + (self._cpol_text(inst) if slots else "")
         if enc in ("FLAT", "GLOBAL", "SCRATCH"):

@@ -59,6 +59,7 @@ class OpInfo:
     t16: bool = False     # has true16 (.l/.h) operands
     hidden_vdst: int = -1  # VOP3 without a destination operand: the VDST value LLVM encodes (else -1)
     reject: int = 0       # word bits LLVM refuses for this instruction (outside opcode and operand fields)
+    need: int = 0         # word bits it cannot do without (GDS of the GWS ops, ds_ordered_count)
 
 
 def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
@@ -120,7 +121,7 @@ def _info(formats: dict, opcode: int, e: dict) -> OpInfo:
     return OpInfo(e["name"], e["op"], enc, fmt, opcode, e["literal"], _slots(fmt, e["slots"], e.get("w64")),
                   _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
                   tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
-                  hidden_vdst=hidden, reject=e.get("reject", 0))
+                  hidden_vdst=hidden, reject=e.get("reject", 0), need=e.get("need", 0))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ compared with llvm-mc-19 line by line."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TextIO
 
 from gputwin.errors import IllegalInstruction
@@ -10,6 +11,7 @@ from gputwin.errors import IllegalInstruction
 from .asm import AsmError, assembler
 from .decode import decoder
 from .disasm import printer
+from .inst import Inst
 
 _BYTE = re.compile(r"0x[0-9a-fA-F]{1,2}|\d+")
 
@@ -23,23 +25,40 @@ def show_encoding_line(text: str, code: bytes) -> str:
     return "\t" + text + " " * max(40 - len(text), 1) + encoding_comment(code)
 
 
+def as_written(inst: Inst, written: Inst) -> Inst:
+    """The decoded instruction with the spellings llvm-mc -show-encoding keeps from its input though the bytes
+    are alike: an SMEM offset written as 0x0 or offset:0x0, a memory SADDR written as null (with the 32-bit
+    VADDR that goes with it)."""
+    if "smem_form" in written.extra:
+        inst = replace(inst, extra={**inst.extra, "smem_form": written.extra["smem_form"]})
+    sa = written.operands.get("saddr")
+    if sa is not None and sa.index == 124 and "saddr" not in inst.operands:
+        ops = {**inst.operands, "saddr": sa}
+        if "vaddr" in written.operands:
+            ops["vaddr"] = written.operands["vaddr"]
+        inst = replace(inst, operands=ops)
+    return inst
+
+
 def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) -> int:
     """Assemble; print each instruction as `<canonical asm> ; encoding: [...]`. Exit status 1 on errors
     (each reported as <file>:line:column: error: ...), like llvm-mc."""
     a = assembler(arch, wave64)
     pr = printer(arch, wave64, asm_style=True)   # the arch's printer (gfx942/gfx12 print memory ops their way)
     errors: list[AsmError] = []
-    items = a.assemble_lines(source, errors)
+    items = a.assemble_items(source, errors)
     lines = source.splitlines()
     for e in sorted(errors, key=lambda e: (e.line, e.column)):
         print(f"<stdin>:{e.line}:{e.column}: error: {e.message}\n{lines[e.line - 1]}\n{' ' * (e.column - 1)}^",
               file=err)
     print("\t.text", file=out)
-    for _, _, code in items:
+    for _, _, code, written in items:
         off = 0
         while off < len(code):
             try:
                 inst = decoder(arch, wave64).decode(code, off)
+                if off == 0 and written is not None:
+                    inst = as_written(inst, written)
                 text = pr.text(inst)
             except IllegalInstruction:   # .long data that is no instruction
                 inst, text = None, f".long {int.from_bytes(code[off:off + 4], 'little'):#010x}"

@@ -9,7 +9,7 @@ import pytest
 
 from gputwin.emu.amd.isa.asm import assembler
 from gputwin.emu.amd.isa.decode import decode
-from gputwin.emu.amd.isa.disasm import Printer, printer
+from gputwin.emu.amd.isa.disasm import printer
 
 from .corpus import corpus
 from .oracle import encoding_bytes, llvm_oracle, require_llvm
@@ -74,28 +74,26 @@ def test_printed_assembly_matches_llvm_mc_show_encoding_text(arch, llvm_pairs):
 
 def test_wave64_assembly_matches_llvm_mc(arch, llvm_pairs):
     """Wave64 (-mattr=+wavefrontsize64): lane masks as SGPR pairs / vcc, WMMA with 4-VGPR accumulators."""
-    if arch != "gfx1100":
-        pytest.skip("wave64 is checked on gfx1100 (RDNA4 shares the VALU encodings)")
     dis, mc = require_llvm()
-    dis64 = llvm_oracle.Disassembler("gfx1100", wave64=True)
+    dis64 = llvm_oracle.Disassembler(arch, wave64=True)
     texts = []
     for _, _, b in llvm_pairs:
-        if decode(b).encoding in ("VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"):
+        if decode(b, arch).encoding in ("VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "GLOBAL"):
             size, text = dis64.dis(b)
             if size == len(b) and "/*" not in text and "Warning" not in text:
                 texts.append(text)
     texts = texts[:CHUNK]
-    out, err = mc(texts, "gfx1100", disassemble=False, wave64=True)
+    out, err = mc(texts, arch, disassemble=False, wave64=True)
     failed = {int(m.group(1)) for m in re.finditer(r"<stdin>:(\d+):\d+: error", err)}
     kept = [t for i, t in enumerate(texts, 1) if i not in failed]
     assert len(kept) == len(out) and len(kept) > 3000
-    asm = assembler("gfx1100", wave64=True)
-    pr = Printer("gfx1100", asm_style=True, wave64=True)
+    asm = assembler(arch, wave64=True)
+    pr = printer(arch, asm_style=True, wave64=True)
     bad = []
     for text, line in zip(kept, out):
         want = encoding_bytes(line)
         got = asm.assemble(text)
-        if got != want or pr.text(decode(got, wave64=True)) != line.split(";")[0].strip():
+        if got != want or pr.text(decode(got, arch, wave64=True)) != line.split(";")[0].strip():
             bad.append(f"{text!r}: llvm {want.hex()} ours {got.hex()}")
     assert not bad, f"{len(bad)} mismatches, e.g.\n" + "\n".join(bad[:20])
     assert sum(" vcc," in t or t.endswith(" vcc") for t in kept) > 50

@@ -70,29 +70,27 @@ def test_disassemble_whole_blob_equals_per_instruction_text(arch, valid_words):
 
 def test_wave64_lane_masks_match_llvm_mc(arch, valid_words):
     """Wave64: lane-mask operands print as SGPR pairs / vcc (llvm-mc -mattr=+wavefrontsize64)."""
-    if arch != "gfx1100":
-        pytest.skip("wave64 is checked on gfx1100 (RDNA4 shares the VALU encodings)")
     _, mc = require_llvm()
-    dis64 = llvm_oracle.Disassembler("gfx1100", wave64=True)
+    dis64 = llvm_oracle.Disassembler(arch, wave64=True)
     words = []
     for w in valid_words:
         size, text = dis64.dis(w)
         if size == len(w) and "/*" not in text and "Warning" not in text:
             words.append(w)
-    masked = [w for w in words if any(s.w64 for s in _slots(decode(w)))]
-    assert len(masked) > 1000
+    masked = [w for w in words if any(s.w64 for s in _slots(decode(w, arch), arch))]
+    assert len(masked) > 500
     sample = (masked + words[::10])[:CHUNK]
-    out, err = mc([",".join(f"{b:#04x}" for b in w) for w in sample], "gfx1100", disassemble=True, wave64=True)
+    out, err = mc([",".join(f"{b:#04x}" for b in w) for w in sample], arch, disassemble=True, wave64=True)
     want = [ln.split(";")[0].strip() for ln in out]
     assert len(want) == len(sample), err[:500]
-    got = [inst_text(decode(w, wave64=True), wave64=True) for w in sample]
+    got = [inst_text(decode(w, arch, wave64=True), arch, wave64=True) for w in sample]
     bad = [f"{w.hex()}: llvm {a!r} ours {b!r}" for w, a, b in zip(sample, want, got) if a != b]
     assert not bad, f"{len(bad)} mismatches, e.g.\n" + "\n".join(bad[:20])
-    assert sum("vcc" in t and "vcc_lo" not in t for t in got) > 300
+    assert sum("vcc" in t and "vcc_lo" not in t for t in got) > 150
 
 
-def _slots(inst):
+def _slots(inst, arch):
     from gputwin.emu.amd.isa.disasm import printer
     if inst.encoding == "VOPD":
         return ()
-    return printer("gfx1100").info(inst).slots
+    return printer(arch).info(inst).slots

@@ -10,7 +10,7 @@ import pathlib
 import pytest
 
 from gputwin.emu.amd.isa import assemble
-from gputwin.emu.amd.isa.asm import AsmError
+from gputwin.emu.amd.isa.asm import AsmError, assembler
 from gputwin.emu.amd.isa.decode import decode
 from gputwin.errors import IllegalInstruction
 from tests.oracles import oracle
@@ -96,6 +96,21 @@ DPP16_16BIT = [
     "v_ldexp_f16_dpp v66, -v70, sext(v76) quad_perm:[3,3,1,1] row_mask:0x1 bank_mask:0x1",
 ]
 
+# GDS / GWS DS instructions (gfx11 only): `gds` is required; gfx12 has none of them and no gds modifier.
+GDS = [
+    "ds_gws_init v1 gds", "ds_gws_init v1", "ds_gws_sema_v gds", "ds_gws_sema_br v2 offset:8 gds",
+    "ds_gws_sema_p gds", "ds_gws_sema_release_all offset:3 gds", "ds_gws_barrier v255 offset:65535 gds",
+    "ds_ordered_count v5, v1 offset:4 gds", "ds_ordered_count v5, v1", "ds_add_gs_reg_rtn v[5:6], v1 gds",
+    "ds_sub_gs_reg_rtn v[254:255], v255 offset:4 gds", "ds_add_u32 v1, v2 gds", "ds_load_b32 v1, v2 offset:4 gds",
+]
+GDS_WORDS = [   # GDS set and clear, for the disassembler
+    "0x00,0x00,0x66,0xd8,0x01,0x00,0x00,0x00", "0x00,0x00,0x64,0xd8,0x01,0x00,0x00,0x00",
+    "0x03,0x00,0x62,0xd8,0x00,0x00,0x00,0x00", "0xff,0xff,0xfe,0xd8,0x01,0x00,0x00,0xff",
+    "0x00,0x00,0xfc,0xd8,0x01,0x00,0x00,0x05", "0x00,0x00,0xea,0xd9,0x00,0x01,0x00,0x05",
+    "0x00,0x00,0xee,0xd9,0x00,0x01,0x00,0x05", "0x00,0x00,0xe8,0xd9,0x00,0x01,0x00,0x05",
+    "0x00,0x00,0x02,0xd8,0x01,0x02,0x00,0x00",
+]
+
 BAD = [
     "flat_atomic_addd v[1:2], v3",        # no such alias
     "ds_write2_b32 v1, v2, v3 offset0:256",
@@ -153,3 +168,189 @@ def test_vopd_is_wave32_only_in_both_directions():
                                                                                       False)
     with pytest.raises(IllegalInstruction, match="wave32"):
         decode(code, "gfx1100", wave64=True)
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_gds_and_gws_instructions_match_llvm_mc_both_ways(arch):
+    assert vectors.run_gputwin(GDS, False, arch, False) == vectors.run_llvm(GDS, False, arch, False)
+    assert vectors.run_gputwin(GDS_WORDS, True, arch, False) == vectors.run_llvm(GDS_WORDS, True, arch, False)
+
+
+def test_gws_ops_need_gds_both_ways():
+    assert assemble("ds_gws_init v1 gds") == bytes.fromhex("000066d801000000")
+    with pytest.raises(AsmError, match="ds_gws_init needs gds"):
+        assemble("ds_gws_init v1")
+    with pytest.raises(IllegalInstruction, match="ds_gws_init without bits 0x20000"):
+        decode(bytes.fromhex("000064d801000000"), "gfx1100")
+    with pytest.raises(AsmError, match="'gds' not allowed"):
+        assemble("ds_add_u32 v1, v2 gds", "gfx1200")
+
+
+# gfx12 global_load_tr_*: in wave64 the destination is half as many VGPRs (LLVM's +wavefrontsize64 classes).
+LOAD_TR = ["global_load_tr_b64 v[1:2], v[3:4], off", "global_load_tr_b64 v1, v[3:4], off offset:-64",
+           "global_load_tr_b128 v[4:7], v2, s[4:5]", "global_load_tr_b128 v[4:5], v2, s[4:5] offset:16"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("wave64", [False, True], ids=["wave32", "wave64"])
+def test_global_load_tr_register_ranges_follow_the_wave_size(wave64):
+    assert vectors.run_gputwin(LOAD_TR, False, "gfx1200", wave64) == vectors.run_llvm(LOAD_TR, False, "gfx1200", wave64)
+    words = [",".join(f"{b:#04x}" for b in assemble(x, "gfx1200", wave64)) for x in LOAD_TR[int(wave64)::2]]
+    assert vectors.run_gputwin(words, True, "gfx1200", wave64) == vectors.run_llvm(words, True, "gfx1200", wave64)
+
+
+# llvm-mc prints an SMEM offset as it was written (the bytes are alike); gfx12 always has the offset.
+SMEM_FORMS = ["s_load_b32 s5, s[2:3], null", "s_load_b32 s5, s[2:3], 0x0", "s_load_b32 s5, s[2:3], s0 offset:0x0",
+              "s_load_b32 s5, s[2:3], null offset:0x0", "s_load_b32 s5, s[2:3], 0x10", "s_load_b32 s5, s[2:3], s0",
+              "s_buffer_load_b64 s[6:7], s[4:7], m0 offset:0x10", "s_load_b32 s5, s[2:3], null offset:0x10"]
+# gfx12 cache policy: the defaults (value 0) may be written, and are not printed
+CPOL_DEFAULTS = ["s_load_b32 s5, s[4:5], s0 offset:0x0 th:TH_LOAD_RT", "s_load_b32 s5, s[4:5], s0 scope:SCOPE_CU",
+                 "global_load_b32 v1, v[2:3], off th:TH_LOAD_RT scope:SCOPE_CU",
+                 "global_store_b32 v[2:3], v1, off th:TH_STORE_RT", "buffer_atomic_add_u32 v1, off, s[4:7], s3 th:TH_ATOMIC_RT",
+                 "global_load_b32 v1, v[2:3], off th:TH_LOAD_NT scope:SCOPE_CU"]
+# s_waitcnt_*cnt assemble only with null (LLVM's disassembler prints any SGPR, and so does gputwin's)
+WAITCNT_NULL = ["s_waitcnt_vmcnt s1, 0x1234", "s_waitcnt_vmcnt null, 0x1234", "s_waitcnt_vscnt s0, 0x1",
+                "s_waitcnt_expcnt exec_lo, 1", "s_waitcnt_lgkmcnt null, 2"]
+
+
+# a memory SADDR written as null prints as null (and GLOBAL's VADDR is then one VGPR), as written
+NULL_SADDR = ["scratch_load_b32 v5, off, null", "global_load_addtid_b32 v5, null offset:4095",
+              "global_load_b32 v5, v1, null", "scratch_store_b32 off, v2, null offset:4", "global_load_b32 v5, v1, s[2:3]"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch,lines", [("gfx1100", SMEM_FORMS), ("gfx1200", SMEM_FORMS), ("gfx1200", CPOL_DEFAULTS),
+                                        ("gfx1100", WAITCNT_NULL), ("gfx1100", NULL_SADDR), ("gfx1200", NULL_SADDR)],
+                         ids=["smem11", "smem12", "cpol12", "waitcnt", "saddr11", "saddr12"])
+def test_written_forms_print_as_llvm_mc_prints_them(arch, lines):
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+def test_waitcnt_counter_sgpr_must_be_null_in_asm_but_any_sgpr_disassembles():
+    with pytest.raises(AsmError, match="src0 must be null"):
+        assemble("s_waitcnt_vmcnt s1, 0x1234")
+    assert decode(bytes.fromhex("341281bc"), "gfx1100").operands["sdst"].index == 1
+
+
+# Float literals round to nearest even in the operand's type (overflow and inexact underflow are errors), and
+# the rounded value may be an inline constant; integer operands take the f32 pattern.
+FLOAT_LITERALS = ["v_add_f32 v1, 2.741, v2", "v_add_f32 v1, 1e40, v2", "v_add_f32 v1, 1e-40, v2",
+                  "v_add_f16 v1, 2.741, v2", "v_add_f16 v1, 65520.0, v2", "v_add_f16 v1, 1e-6, v2",
+                  "v_add_f16 v1, 5.960464477539063e-08, v2", "v_dot2_bf16_bf16 v1, 1.00390625, v2, v3",
+                  "v_dot2_bf16_bf16 v1, 1.01171875, v2, v3", "v_add_nc_u16 v1, 2.741, v2", "s_mov_b32 s0, 2.741",
+                  "v_pk_add_f16 v1, 2.741, v2", "v_add_f32 v1, -0.0, v2", "v_add_f32 v1, 1.1754942106924411e-38, v2",
+                  "v_dual_fmaak_f32    v122, s74, v161, 2.741       ::  v_dual_and_b32       v247, v160, v98"]
+# tbuffer formats: after a comma, as a [dfmt, nfmt] pair in either order with defaults, the default written out
+FORMATS = ["tbuffer_load_format_x v4, off, s[8:11], s3, format:[BUF_FMT_8_UNORM] offset:4095",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_NUM_FORMAT_SNORM]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_NUM_FORMAT_FLOAT, BUF_DATA_FORMAT_32]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3 format:[BUF_DATA_FORMAT_8, BUF_NUM_FORMAT_FLOAT]",
+           "tbuffer_load_format_x v4, off, s[8:11], s3, format:1 offset:4",
+           "tbuffer_store_format_xy v[4:5], off, s[8:11], s3 format:[BUF_DATA_FORMAT_INVALID]"]
+TH_NAMES = ["buffer_atomic_add_u32 v5, off, s[8:11], s3 th:TH_ATOMIC_RT_RETURN scope:SCOPE_SE",
+            "global_atomic_add_u32 v[2:3], v4, off th:TH_ATOMIC_CASCADE_NT scope:SCOPE_SYS",
+            "global_load_b32 v1, v[2:3], off th:TH_LOAD_BYPASS", "global_load_b32 v1, v[2:3], off th:TH_LOAD_WB",
+            "global_store_b32 v[2:3], v1, off th:TH_STORE_RT_WB", "global_load_b32 v1, v[2:3], off th:TH_DEFAULT"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch,lines", [("gfx1100", FLOAT_LITERALS), ("gfx1100", FORMATS), ("gfx1200", FORMATS),
+                                        ("gfx1200", TH_NAMES)], ids=["floats", "formats11", "formats12", "th12"])
+def test_literal_format_and_cache_policy_spellings_match_llvm_mc(arch, lines):
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+def test_float_literal_rounds_to_nearest_even_and_refuses_range_loss():
+    assert assemble("v_add_f32 v1, 2.741, v2")[4:] == (0x402F6C8B).to_bytes(4, "little")   # RNE of 2.741
+    assert assemble("v_add_f16 v1, 2.741, v2")[4:] == (0x417B).to_bytes(4, "little")
+    with pytest.raises(AsmError, match="overflows"):
+        assemble("v_add_f16 v1, 65520.0, v2")
+    with pytest.raises(AsmError, match="underflows"):
+        assemble("v_add_f32 v1, 1e-40, v2")
+
+
+# gfx12 v_swmmac_*: OPSEL is the sparsity index (index_key:N); an SGPR or constant in a VGPR-only WMMA source
+# decodes with LLVM's note in the text.
+SWMMAC = ["v_swmmac_f32_16x16x32_f16 v[12:19], v[0:3], v[4:11], v20 index_key:1",
+          "v_swmmac_i32_16x16x32_iu8 v[6:13], v[0:1], v[2:5], v14 index_key:0",
+          "v_swmmac_f32_16x16x32_f16 v[12:19], v[0:3], v[4:11], v20 op_sel:[1,0,0]"]
+WMMA_NOTES = ["0x0c,0x48,0x50,0xcc,0x00,0x09,0x52,0x1c", "0x08,0x40,0x40,0xcc,0x00,0x08,0x22,0x1c",
+              "0x08,0x40,0x40,0xcc,0xf2,0x08,0x22,0x1c", "0x02,0x40,0x45,0xcc,0x00,0x02,0x0a,0x1c"]
+
+
+@needs_llvm
+def test_swmmac_index_key_and_wmma_operand_notes_match_llvm_mc():
+    assert vectors.run_gputwin(SWMMAC, False, "gfx1200", False) == vectors.run_llvm(SWMMAC, False, "gfx1200", False)
+    assert vectors.run_gputwin(WMMA_NOTES, True, "gfx1200", False) == vectors.run_llvm(WMMA_NOTES, True, "gfx1200",
+                                                                                         False)
+
+
+# VOP3P: op_sel/op_sel_hi/neg lists of 1 to 4 values; DPP on the plain name; any case; _e64 on suffix-less names
+VOP3P_AND_NAMES = ["v_pk_add_f16 v1, v2, v3 op_sel:[1]", "v_pk_add_f16 v1, v2, v3 op_sel:[1,0,0,0]",
+                   "v_pk_add_f16 v1, v2, v3 neg_lo:[1,1,1]", "v_dot8_i32_iu4 v3, v4, v5, v0 neg_lo:[1]",
+                   "v_pk_fma_f16 v1, v2, v3, v4 op_sel_hi:[0]", "v_pk_add_f16 v1, v2, v3 op_sel_hi:[0,0,0]",
+                   "v_fma_mix_f32 v0, v1, v2, v3 op_sel:[0,0,0] row_ror:7 bank_mask:0x1 bound_ctrl:0",
+                   "v_fma_mixlo_f16 v0, abs(v1), -v2, abs(v3) dpp8:[2,2,2,2,4,4,4,4]",
+                   "v_dot2_f32_f16 v0, v1, v2, v3 neg_lo:[1,1,0] neg_hi:[1,0,1] quad_perm:[3,2,1,0] bank_mask:0xe",
+                   "v_nop_e64", "v_fma_f32_e64 v1, v2, v3, v4", "v_pk_add_f16_e64 v1, v2, v3", "V_ADD_F32 v1, v2, v3",
+                   "v_fma_f32_e32 v1, v2, v3, v4"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_vop3p_lists_dpp_and_mnemonic_spellings_match_llvm_mc(arch):
+    lines = VOP3P_AND_NAMES
+    assert vectors.run_gputwin(lines, False, arch, False) == vectors.run_llvm(lines, False, arch, False)
+
+
+@needs_llvm
+def test_gfx942_accvgpr_aliases_match_llvm_mc():
+    lines = ["v_accvgpr_read v1, a2", "v_accvgpr_write a1, v2", "v_accvgpr_write a1, 7", "v_accvgpr_read_b32 v1, a2"]
+    assert vectors.run_gputwin(lines, False, "gfx942", False) == vectors.run_llvm(lines, False, "gfx942", False)
+
+
+def test_alias_tables_name_table_instructions_only():
+    for arch in ("gfx1100", "gfx1200", "gfx942"):
+        aliases = json.loads((_ROOT / f"gputwin/emu/amd/isa/tables/{arch}_aliases.json").read_text())
+        asm = assembler(arch)
+        assert all(a != c and c in asm.index and a in asm.index for a, c in aliases.items()), arch
+    assert assemble("s_andn2_b32 s0, s1, s2", "gfx1200") == assemble("s_and_not1_b32 s0, s1, s2", "gfx1200")
+    assert assemble("v_ffbh_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]") == assemble(
+        "v_clz_i32_u32_e64_dpp v5, v1 quad_perm:[3,2,1,0]")
+
+
+# a comma may come before the modifiers; s_version takes an expression of names
+COMMA_MODS = ["v_add_f32_e64 v1, v2, v3, clamp", "v_pk_add_f16 v1, v2, v3, op_sel:[1,0]",
+              "global_load_b32 v1, v[2:3], off, offset:4", "ds_add_u32 v1, v2, offset:4",
+              "buffer_load_b32 v1, off, s[4:7], s3, offset:4", "v_mov_b32 v1, v2, row_shl:1",
+              "v_add_f32_e64 v1, v2, v3, clamp, mul:2", "global_load_b32 v1, v[2:3], off, offset:4, glc"]
+
+
+@needs_llvm
+def test_comma_before_modifiers_and_version_expressions_match_llvm_mc():
+    assert vectors.run_gputwin(COMMA_MODS, False, "gfx1100", False) == vectors.run_llvm(COMMA_MODS, False, "gfx1100",
+                                                                                         False)
+    lines = ["s_version UC_VERSION_GFX12 | UC_VERSION_W32_BIT", "v_permlane16_var_b32 v5, v1, v50, op_sel:[1,1]"]
+    assert vectors.run_gputwin(lines, False, "gfx1200", False) == vectors.run_llvm(lines, False, "gfx1200", False)
+
+
+# operand limits LLVM's matcher enforces: one literal and two scalar values per VOPD pair (null reads nothing,
+# v_dual_cndmask's VCC counts), no literal in DPP, VOP3P and gfx11 VOP3 DPP read src1 from a VGPR
+LIMITS = ["v_dual_mul_f32 v11, 0x24681357, v2 :: v_dual_mul_f32 v10, 0xbabe, v5",
+          "v_dual_mul_f32 v11, 0x24681357, v2 :: v_dual_mul_f32 v10, 0x24681357, v5",
+          "v_dual_fmaak_f32 v122, s74, v161, 2.741 :: v_dual_and_b32 v247, s75, v98",
+          "v_dual_fmaak_f32 v122, s74, v161, 2.741 :: v_dual_and_b32 v247, s74, v98",
+          "v_dual_add_f32 v255, s1, v2 :: v_dual_cndmask_b32 v6, s2, v3",
+          "v_dual_add_f32 v255, s1, v2 :: v_dual_cndmask_b32 v6, s1, v3",
+          "v_dual_dot2acc_f32_f16 v255, vcc_lo, v2 :: v_dual_fmaak_f32 v6, null, v3, 0xaf123456",
+          "v_add3_u32_e64_dpp v5, v1, s1, v0 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add3_u32_e64_dpp v5, v1, v2, s1 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add3_u32_e64_dpp v5, v1, v2, 123456 dpp8:[7,6,5,4,3,2,1,0]",
+          "v_add_f32_e64_dpp v5, v1, 2.0 quad_perm:[0,1,2,3]", "v_fma_mix_f32_e64_dpp v5, v1, s3, v4 quad_perm:[3,2,1,0]"]
+
+
+@needs_llvm
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1200"])
+def test_vopd_and_dpp_operand_limits_match_llvm_mc(arch):
+    assert vectors.run_gputwin(LIMITS, False, arch, False) == vectors.run_llvm(LIMITS, False, arch, False)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gputwin.emu.amd.isa.asm import assemble
+from gputwin.emu.amd.isa.asm_syntax import NULL_SDST
 from gputwin.emu.amd.isa.decode import decode
 from gputwin.emu.amd.isa.disasm import Printer, inst_text
 from gputwin.emu.amd.isa.encode import encode
@@ -60,7 +61,10 @@ def test_encode_inverts_decode(w):
 def test_text_and_bytes_are_inverse_after_one_assembly(w):
     """Assembling the disassembly of any word gives canonical bytes (a literal holding an inline value
     becomes the inline constant, as LLVM does); from there text and bytes map onto each other exactly."""
-    canonical = assemble(inst_text(decode(w)))
+    inst = decode(w)
+    if inst.op in NULL_SDST and inst.operands["sdst"].index != 124:
+        return   # LLVM prints any SGPR in s_waitcnt_*cnt but assembles only null (test_llvm_syntax checks it)
+    canonical = assemble(inst_text(inst))
     text = ASM_PRINTER.text(decode(canonical))
     assert assemble(text) == canonical
     disasm_text = inst_text(decode(canonical))
