@@ -79,6 +79,7 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     k = mod.kernels.get(name)
     if k is None:
         raise KeyError(f"PTX module has no kernel {name!r} (has {sorted(mod.kernels)})")
+    _check_target(mod, arch)
     plan = mod.plan(name)
     if len(params) < k.params_size:
         raise ValueError(f"kernel {name} takes {k.params_size} bytes of parameters, got {len(params)}")
@@ -95,6 +96,21 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
             batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
             total += _run_batch(batch, plan, budget, deadline, watchdog_s)
     return total
+
+
+def _sm(target: str) -> int | None:
+    digits = "".join(ch for ch in target.split(",")[0].removeprefix("sm_") if ch.isdigit())
+    return int(digits) if target.startswith("sm_") and digits else None
+
+
+def _check_target(mod, arch: str) -> None:
+    """A module built for a newer GPU (.target sm_90 on an sm_80 device) does not load, as the driver's
+    JIT refuses it; a target the emulator does not know (compute_XX, sm_90a features) is checked by
+    opcode instead."""
+    want, have = _sm(mod.parsed.target), _sm(arch)
+    if want is not None and have is not None and want > have:
+        raise PtxError(f"module targets {mod.parsed.target}; the device is {arch}", line=None,
+                       token=mod.parsed.target)
 
 
 def bind(batch: Batch, plan):

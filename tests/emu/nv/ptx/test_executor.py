@@ -267,3 +267,10 @@ def test_unmodelled_variant_fails_before_anything_runs():
     text = kernel("atom.global.add.noftz.f16x2 %r1, [%rd1], %r0;\nst.global.u32 [%rd1], 1;")
     with pytest.raises(PtxError, match=r"atom\.global\.add\.noftz\.f16x2 is not modelled"):
         run(text)
+
+
+def test_module_for_a_newer_target_does_not_run_on_an_older_device():
+    text = kernel("st.global.u32 [%rd1], %r0;").replace(".target sm_80", ".target sm_90")
+    assert run(text, arch="sm_90")[0].tolist() == list(range(32))
+    with pytest.raises(PtxError, match="module targets sm_90; the device is sm_80"):
+        run(text, arch="sm_80")
