@@ -34,7 +34,7 @@ from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.errors import GpuHang
 
-MAX_BATCH_THREADS = 1 << 17
+MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
 STEPS_PER_WATCHDOG_SECOND = 1_000_000
 MAXD = 64                     # call-depth rank of the kernel body
 DEPTH = 1 << 32               # key = rank * DEPTH + pc

@@ -215,6 +215,7 @@ class Batch:
                     view[...] = val
                 else:
                     np.copyto(view, val, where=m, casting="unsafe")
+            w.view = view                            # full-mask writers may compute straight into it
             return w
         signed = T.kind(t) == "s"
         udt = T.UINT[ts]
@@ -307,6 +308,19 @@ class Batch:
                 if sel.any():
                     out[sel] = self.load(ins, sp if win == 0 else "generic", where[sel], idx[sel], nbytes)
             return out
+
+    def load_into(self, ins, space, addrs, nbytes, out) -> bool:
+        """Full-mask global load gathered straight into a register view; False if the fast path does
+        not apply (the caller then uses load())."""
+        kind, where = self.access(ins, space, addrs, self.all_idx, nbytes, False)
+        if not isinstance(kind, str) or kind != "global":
+            return False
+        fast = self._global_view(where, nbytes, False)
+        if fast is None:
+            return False
+        view, el = fast
+        np.take(view, el, out=out.view(view.dtype), mode="clip")   # indices already bounds-checked
+        return True
 
     def store(self, ins, space, addrs, idx, bits):
         """Write raw bits at each active lane's address; where lanes collide the highest lane wins."""

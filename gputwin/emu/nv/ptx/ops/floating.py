@@ -223,12 +223,21 @@ def _arith(kind):
 
 
 def _fast_f32(kind, d, srcs, ftz):
+    out = getattr(d, "view", None)
     if kind in ("add", "sub", "mul"):
         f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[kind]
         x, y = srcs
         if ftz:
             return lambda m: d(F.canon(F.ftz(f(F.ftz(x()), F.ftz(y()))), "f32"), m)
-        return lambda m: d(F.canon(np.asarray(f(x(), y())), "f32"), m)
+
+        def run(m):
+            if m is None and out is not None:        # straight into the register, NaNs fixed in place
+                f(x(), y(), out=out)
+                if np.isnan(out).any():
+                    out[np.isnan(out)] = np.array(F.CANON["f32"]).view(np.float32)
+                return
+            d(F.canon(np.asarray(f(x(), y())), "f32"), m)
+        return run
     x, y, z = srcs
 
     def fma(m):
@@ -246,6 +255,11 @@ def _fast_f32(kind, d, srcs, ftz):
         if hard.any():
             s, err = F.two_sum(p, c64)
             s = F.round_odd(s, err)
+        if m is None and out is not None and not ftz:
+            np.copyto(out, s, casting="same_kind")      # float64 -> float32 rounds to nearest even
+            if np.isnan(out).any():
+                out[np.isnan(out)] = np.array(F.CANON["f32"]).view(np.float32)
+            return
         r = np.asarray(s).astype(np.float32)
         if ftz:
             r = F.ftz(r)

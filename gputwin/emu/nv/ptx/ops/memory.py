@@ -88,9 +88,13 @@ def ld(ins, b):
                     o_(data[:, off + i * n: off + (i + 1) * n].copy().view(U).reshape(-1).view(dtp), m)
         return run_s
 
+    direct = getattr(outs[0], "view", None) if vec == 1 and outs[0] is not None else None
+
     def run(m):
         idx = b.active(m, b.T)
         a = b.address(ins, addr, idx)
+        if direct is not None and m is None and b.load_into(ins, sp, a, n, direct):
+            return
         if vec > 1:
             b.access(ins, sp, a, idx, n * vec, False)            # the vector's alignment
         for i, o_ in enumerate(outs):
