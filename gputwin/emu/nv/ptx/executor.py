@@ -142,7 +142,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
     b.stack = np.zeros((plan.max_depth + 1, T_), np.int64)
     c = Counters(warps=int(b.valid.reshape(W, 32).any(1).sum()))
     full_mask = b.valid.all()
-    conv, mn, mask = False, 0, None
+    conv, stale, mn, mask = False, False, 0, None
     steps = 0
     while True:
         if not conv:
@@ -169,15 +169,17 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
         steps += 1
         b.steps = steps
         if control:
+            if stale:
+                key.fill(mn)
+                stale = False
             b.cur_key = mn
             fn(None if full else mask)
             conv = False
         else:
             fn(None if full else mask)
-            if full:
-                key += 1
-                mn += 1
-                conv = True
+            if full:                        # every thread at mn + 1: the key array is brought up to
+                mn += 1                     # date lazily, before the next control instruction
+                conv = stale = True
             else:
                 key[mask] += 1
                 conv = False
