@@ -173,8 +173,11 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                 key.fill(mn)
                 stale = False
             b.cur_key = mn
-            fn(None if full else mask)
-            conv = False
+            moved = fn(None if full else mask)
+            if moved is not None:           # all threads moved together to one key
+                mn, conv, stale = moved, True, True
+            else:
+                conv = False
         else:
             fn(None if full else mask)
             if full:                        # every thread at mn + 1: the key array is brought up to
