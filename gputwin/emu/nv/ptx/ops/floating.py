@@ -348,23 +348,22 @@ def sqrt_float(ins, b):
         if approx or mode == "rn":
             r = np.sqrt(v)     # approx: approximate vs hardware (the correctly rounded root)
             return r.astype(np.float32) if t == "f32" else r
-        ex = F.exact_map(lambda x: x, "rn", v)
-        rz = np.sqrt(ex)
-        # directed: the RN root r, corrected by comparing r*r with v exactly
-        r = rz.astype(np.float32) if t == "f32" else rz
+        # directed: the nearest root r, stepped one ulp where r*r lies on the wrong side of v (exactly)
+        r = np.sqrt(v)
+        r = r.astype(np.float32) if t == "f32" else r
         rr = np.asarray(r, np.float64)
         fin = np.isfinite(v) & (v > 0)
         if t == "f32":
-            sq = rr * rr          # exact in f64 for an f32 root
-            lo = sq > v
-            hi = sq < v
+            sq = rr * rr                            # exact in float64 for an f32 root
+            over, under = sq > v, sq < v
         else:
             cmp = F.exact_map(lambda x, y: x * x - y, "rn", rr, v)
-            lo, hi = cmp > 0, cmp < 0
-        dn = {"rz": lo, "rm": lo, "rp": np.zeros_like(lo)}[mode]
-        up = {"rz": np.zeros_like(hi), "rm": np.zeros_like(hi), "rp": hi}[mode]
-        r = np.where(fin & dn, np.nextafter(r, type(r.flat[0])(0)), r)
-        r = np.where(fin & up, np.nextafter(r, type(r.flat[0])(np.inf)), r)
+            over, under = cmp > 0, cmp < 0
+        ft = r.dtype.type
+        if mode in ("rz", "rm"):
+            r = np.where(fin & over, np.nextafter(r, ft(0)), r)
+        else:
+            r = np.where(fin & under, np.nextafter(r, ft(np.inf)), r)
         return r
     return _unary_float(ins, b, f)
 
