@@ -12,7 +12,6 @@ import numpy as np
 
 from gputwin.emu.nv.ptx import floats as F
 from gputwin.emu.nv.ptx import types as T
-from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
 
 FLOAT: dict[str, object] = {}
