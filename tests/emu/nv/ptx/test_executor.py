@@ -342,3 +342,39 @@ def test_recursion_is_refused_naming_the_call():
                       "call.uni (q1), twice, (q0);\n}\n")
     with pytest.raises(PtxError, match="recursive call to twice"):
         run(text)
+
+
+def test_sync_warp_ops_wait_for_members_in_out_of_line_blocks():
+    body = """
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra COLD;
+    mov.u32 %r2, 1;
+JOIN:
+    shfl.sync.idx.b32 %r3, %r2, 3, 31, -1;
+    setp.eq.u32 %p2, %r2, 2;
+    vote.sync.ballot.b32 %r4, %p2, -1;
+    add.u32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+    bra END;
+COLD:
+    mov.u32 %r2, 2;
+    bra JOIN;
+END:
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [2 + 0xFFFF] * 32         # lane 3's value from the cold block; 16 lanes voted
+
+
+def test_divergent_shuffle_whose_members_never_come_still_finishes():
+    body = """
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra OTHER;
+    shfl.sync.idx.b32 %r3, %r0, 20, 31, -1;
+    bra OUT;
+OTHER:
+    shfl.sync.idx.b32 %r3, %r0, 5, 31, -1;
+OUT:
+    st.global.u32 [%rd1], %r3;
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [5] * 16 + [20] * 16          # each group reads within itself (PTX: undefined)
