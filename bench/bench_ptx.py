@@ -18,14 +18,14 @@ from gputwin.emu.nv.ptx.standalone import Arena, launch
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nv" / "sm_80"
 
 
-def matmul(n=256):
+def matmul(n=256, kernel="matmul_naive"):
     mod = load_module((FIX / "matmul.ptx").read_text())
     ar = Arena(AddressSpace())
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     pa, pb, pc = ar.alloc(A.nbytes, A), ar.alloc(B.nbytes, B), ar.alloc(4 * n * n)
     t, cpu = time.perf_counter(), time.process_time()
-    c = launch(ar.mem, mod, "matmul_naive", [pa, pb, pc, n], grid=(n // 16, n // 16), block=(16, 16))
+    c = launch(ar.mem, mod, kernel, [pa, pb, pc, n], grid=(n // 16, n // 16), block=(16, 16))
     return c, time.perf_counter() - t, time.process_time() - cpu
 
 
@@ -53,6 +53,9 @@ def main():
     print(f"ptx_matmul256_warp_insts_per_cpu_s {c.warp_insts / cpu / 1e6:.2f} M/s (process CPU time)")
     print(f"ptx_matmul256_seconds {dt:.2f} s")
     print(f"ptx_matmul256_warp_insts {c.warp_insts}")
+    runs = [matmul(kernel="matmul_tiled") for _ in range(3)]
+    c, cpu = runs[0][0], min(r[2] for r in runs)
+    print(f"ptx_matmul256_tiled_warp_insts_per_cpu_s {c.warp_insts / cpu / 1e6:.2f} M/s (shared-memory tiles)")
     lines, dt = first_launch()
     print(f"ptx_first_launch_ms {dt * 1e3:.1f} ms ({lines} PTX lines)")
 
