@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.emu.amd import hostmem  # noqa: F401 - keeps big numpy temporaries' pages (shared by both emulators)
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.ops.warp import sync_members
