@@ -51,9 +51,15 @@ def _param_slot(b, ins, addr: Addr):
     raise PtxError(f"unknown parameter {name}", line=ins.line, token=name)
 
 
+def _no_b128(ins, t):
+    if T.size(t) > 8:
+        raise unmodelled(ins, "128-bit values")
+
+
 @op("ld", "ldu")
 def ld(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
@@ -112,6 +118,7 @@ def ld(ins, b):
 @op("st")
 def st(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
