@@ -22,7 +22,9 @@ def space_of(ins):
     if not sp:
         return "generic"
     s = sp[0]
-    return "shared" if s.startswith("shared::") else s
+    if s == "shared::cluster":
+        raise unmodelled(ins, "distributed shared memory (clusters)")
+    return "shared" if s == "shared::cta" else s
 
 
 def vec_of(ins):
