@@ -150,7 +150,7 @@ def test_out_of_bounds_global_access_faults_with_address_and_line():
     text = kernel(body)
     with pytest.raises(MemoryFault, match=r"PTX line 1[0-9]") as e:
         run(text)
-    assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write
+    assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write and e.value.ptx_line == 15
 
 
 def test_misaligned_access_faults():
@@ -162,7 +162,7 @@ def test_misaligned_access_faults():
 def test_trap_is_a_gpu_fault_of_kind_trap():
     with pytest.raises(GpuFault, match="trap at PTX line") as e:
         run(kernel("setp.eq.u32 %p1, %r0, 7;\n@%p1 trap;"))
-    assert e.value.kind == "trap"
+    assert e.value.kind == "trap" and e.value.ptx_line == 15
 
 
 def test_runaway_kernel_is_a_hang(monkeypatch):
