@@ -225,7 +225,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                 mn += 1                     # date lazily, before the next control instruction
                 conv = stale = True
             else:
-                key[mask] += 1
+                key += mask                 # bool adds as 0/1: one pass, no scatter
                 conv = False
         if steps & 63 == 0:                 # a slow step (exact f64 paths) must not outlast the watchdog
             if steps > budget or time.monotonic() > deadline:

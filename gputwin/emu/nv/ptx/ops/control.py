@@ -35,7 +35,7 @@ def _set(key, m, value):
     if m is None:
         key[...] = value
     else:
-        key[m] = value
+        np.copyto(key, value, where=m)
 
 
 def _advance(key, m):
@@ -65,9 +65,9 @@ def bra(ins, b):
             if not p.any():
                 return b.cur_key + 1
         taken = p if m is None else (m & p)
-        key[taken] = base + tgt
         nt = ~p if m is None else (m & ~p)
-        key[nt] += 1
+        key += nt                                  # not taken: next instruction
+        np.copyto(key, base + tgt, where=taken)
     return run
 
 
@@ -77,7 +77,7 @@ def exit_(ins, b):
         t, nt = _split(b, ins, m)
         _set(b.key, t, EXIT)
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -95,7 +95,7 @@ def ret(ins, b):
             else:
                 b.key[t] = back + b.stack[depth - 1][t]
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -143,7 +143,7 @@ def call(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is not None and not t.any():
-            b.key[nt] += 1
+            b.key += nt
             return
         depth = MAXD - (b.cur_key // DEPTH)
         if depth + 1 > b.plan.max_depth:
@@ -156,7 +156,7 @@ def call(ins, b):
             b.stack[depth][t] = here + 1
         _set(b.key, t, (MAXD - depth - 1) * DEPTH + entry)
         if nt is not None:
-            b.key[nt] += 2                        # skip the call and its return step
+            b.key += nt.astype(np.int64) * 2      # skip the call and its return step
     return run
 
 
@@ -176,7 +176,7 @@ def trap(ins, b):
             e = GpuFault(f"trap at PTX line {ins.line}", kind="trap")
             e.ptx_line = ins.line
             raise e
-        b.key[nt] += 1
+        b.key += nt
     return run
 
 
