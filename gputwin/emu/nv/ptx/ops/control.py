@@ -32,10 +32,11 @@ def _split(b, ins, m):
 
 
 def _set(key, m, value):
+    """key = value where m (None: everywhere); a branch-free blend, fast on irregular masks."""
     if m is None:
         key[...] = value
     else:
-        np.copyto(key, value, where=m)
+        np.bitwise_xor(key, (key ^ np.int64(value)) & np.negative(m.astype(np.int64)), out=key)
 
 
 def _advance(key, m):
@@ -67,7 +68,7 @@ def bra(ins, b):
         taken = p if m is None else (m & p)
         nt = ~p if m is None else (m & ~p)
         key += nt                                  # not taken: next instruction
-        np.copyto(key, base + tgt, where=taken)
+        _set(key, taken, base + tgt)
     return run
 
 
