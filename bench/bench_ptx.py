@@ -1,5 +1,6 @@
 """PTX emulator throughput: warp-instructions per second on a naive 256x256 f32 matmul (nvcc -ptx
-fixture), and the first launch of a freshly parsed module of a few hundred PTX lines. One figure per
+fixture, best of three; wall and process CPU time), the shared-memory tiled matmul and a divergent loop
+(collatz), and the first launch of a freshly parsed module of a few hundred PTX lines. One figure per
 line: `name value unit`.
 
     python bench/bench_ptx.py
