@@ -10,14 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
 from gputwin.errors import GpuFault
 
-DEPTH = 1 << 32
-WAIT = 1 << 50
-EXIT = 1 << 52
-MAXD = 64
 
 
 def _split(b, ins, m):
