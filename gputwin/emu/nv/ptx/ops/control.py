@@ -1,21 +1,20 @@
 """Control flow: bra, call/ret (with the .param ABI), exit, trap, barriers; fences are no-ops.
 
 Control instructions move the threads' keys themselves (see executor.py for the key = (call-depth
-rank, PC) scheduling); b.cur_key is the key every executing thread holds.
+rank, PC) scheduling); b.cur_key is the key every executing thread holds. A control instruction run for
+every thread (mask None) may instead return the one key they all move to; the key array is then left
+for the executor to bring up to date.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
 from gputwin.errors import GpuFault
 
-DEPTH = 1 << 32
-WAIT = 1 << 50
-EXIT = 1 << 52
-MAXD = 64
 
 
 def _split(b, ins, m):
@@ -30,10 +29,11 @@ def _split(b, ins, m):
 
 
 def _set(key, m, value):
+    """key = value where m (None: everywhere); a branch-free blend, fast on irregular masks."""
     if m is None:
         key[...] = value
     else:
-        key[m] = value
+        np.bitwise_xor(key, (key ^ np.int64(value)) & np.negative(m.astype(np.int64)), out=key)
 
 
 def _advance(key, m):
@@ -52,13 +52,20 @@ def bra(ins, b):
         key = b.key
         base = b.cur_key - (b.cur_key & (DEPTH - 1))
         if g is None:
+            if m is None:
+                return base + tgt                  # every thread moves together: the executor keeps it
             _set(key, m, base + tgt)
             return
         p = g()
+        if m is None:                              # a uniform decision keeps the batch converged
+            if p.all():
+                return base + tgt
+            if not p.any():
+                return b.cur_key + 1
         taken = p if m is None else (m & p)
-        key[taken] = base + tgt
         nt = ~p if m is None else (m & ~p)
-        key[nt] += 1
+        key += nt                                  # not taken: next instruction
+        _set(key, taken, base + tgt)
     return run
 
 
@@ -68,7 +75,7 @@ def exit_(ins, b):
         t, nt = _split(b, ins, m)
         _set(b.key, t, EXIT)
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -86,7 +93,7 @@ def ret(ins, b):
             else:
                 b.key[t] = back + b.stack[depth - 1][t]
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -134,7 +141,7 @@ def call(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is not None and not t.any():
-            b.key[nt] += 1
+            b.key += nt
             return
         depth = MAXD - (b.cur_key // DEPTH)
         if depth + 1 > b.plan.max_depth:
@@ -147,7 +154,7 @@ def call(ins, b):
             b.stack[depth][t] = here + 1
         _set(b.key, t, (MAXD - depth - 1) * DEPTH + entry)
         if nt is not None:
-            b.key[nt] += 2                        # skip the call and its return step
+            b.key += nt.astype(np.int64) * 2      # skip the call and its return step
     return run
 
 
@@ -164,8 +171,10 @@ def trap(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is None or t.any():
-            raise GpuFault(f"trap at PTX line {ins.line}", kind="trap")
-        b.key[nt] += 1
+            e = GpuFault(f"trap at PTX line {ins.line}", kind="trap")
+            e.ptx_line = ins.line
+            raise e
+        b.key += nt
     return run
 
 

@@ -12,8 +12,7 @@ import numpy as np
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
-from gputwin.emu.nv.ptx.parser import Addr, Vec, Reg, Sink
-from gputwin.emu.nv.ptx.state import convert_bits
+from gputwin.emu.nv.ptx.parser import Addr, Sink, Vec
 
 SPACES = ("global", "shared", "local", "const", "param")
 
@@ -23,7 +22,9 @@ def space_of(ins):
     if not sp:
         return "generic"
     s = sp[0]
-    return "shared" if s.startswith("shared::") else s
+    if s == "shared::cluster":
+        raise unmodelled(ins, "distributed shared memory (clusters)")
+    return "shared" if s == "shared::cta" else s
 
 
 def vec_of(ins):
@@ -52,9 +53,15 @@ def _param_slot(b, ins, addr: Addr):
     raise PtxError(f"unknown parameter {name}", line=ins.line, token=name)
 
 
+def _no_b128(ins, t):
+    if T.size(t) > 8:
+        raise unmodelled(ins, "128-bit values")
+
+
 @op("ld", "ldu")
 def ld(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
@@ -88,9 +95,13 @@ def ld(ins, b):
                     o_(data[:, off + i * n: off + (i + 1) * n].copy().view(U).reshape(-1).view(dtp), m)
         return run_s
 
+    direct = getattr(outs[0], "view", None) if vec == 1 and outs[0] is not None else None
+
     def run(m):
         idx = b.active(m, b.T)
         a = b.address(ins, addr, idx)
+        if direct is not None and m is None and b.load_into(ins, sp, a, n, direct):
+            return
         if vec > 1:
             b.access(ins, sp, a, idx, n * vec, False)            # the vector's alignment
         for i, o_ in enumerate(outs):
@@ -109,6 +120,7 @@ def ld(ins, b):
 @op("st")
 def st(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
@@ -160,14 +172,14 @@ def hint(ins, b):
 
 @op("isspacep")
 def isspacep(ins, b):
-    from gputwin.emu.nv.ptx.state import SHARED_WINDOW, LOCAL_WINDOW
     sp = [m for m in ins.mods if m in ("global", "shared", "local", "const", "param")][0]
     d = b.dst(ins, ins.args[0], "pred")
     x = b.src(ins, ins.args[1], "u64")
 
     def run(m):
         hi = np.asarray(x()) >> np.uint64(48)
-        r = {"global": hi == 0, "const": hi == 0, "shared": hi == 1, "local": hi == 2, "param": hi == 255}[sp]
+        # generic windows (state.py): shared at 1 << 48, local at 2 << 48; kernel params have none
+        r = {"global": hi == 0, "const": hi == 0, "shared": hi == 1, "local": hi == 2, "param": hi < 0}[sp]
         d(np.broadcast_to(r, (b.T,)), m)
     return run
 
