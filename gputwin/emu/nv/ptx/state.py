@@ -14,7 +14,7 @@ import numpy as np
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.parser import Addr, Imm, Reg, Sym, Sink
-from gputwin.errors import GpuFault, MemoryFault
+from gputwin.errors import MemoryFault
 
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 2 << 48
@@ -244,7 +244,9 @@ class Batch:
 
     # --- memory ------------------------------------------------------------------------------------------
     def fault(self, ins, what, address, write):
-        return MemoryFault(f"{what} at PTX line {ins.line} ({ins.text})", address=int(address), write=write)
+        e = MemoryFault(f"{what} at PTX line {ins.line} ({ins.text})", address=int(address), write=write)
+        e.ptx_line = ins.line                       # for callers that report it (the message has it too)
+        return e
 
     def access(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, write: bool):
         """Resolve per-lane addresses: ("global", addrs) or (flat_buffer, element indices in units of
@@ -375,6 +377,3 @@ class Batch:
         v = int(self.symbol_value(ins, base.name, op.offset, "u64"))
         return np.full(len(idx), v, np.uint64)
 
-
-def trap(ins):
-    return GpuFault(f"trap at PTX line {ins.line}", kind="trap")

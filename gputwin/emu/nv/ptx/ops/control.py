@@ -173,7 +173,9 @@ def trap(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is None or t.any():
-            raise GpuFault(f"trap at PTX line {ins.line}", kind="trap")
+            e = GpuFault(f"trap at PTX line {ins.line}", kind="trap")
+            e.ptx_line = ins.line
+            raise e
         b.key[nt] += 1
     return run
 
