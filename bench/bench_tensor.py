@@ -2,10 +2,11 @@
 
 Cold: a fresh process with an empty compile cache (everything compiles). Warm: a second fresh process
 sharing that cache directory (images come from disk), plus the demo repeated inside that process
-(programs already loaded). Prints one figure per line: `name value unit`.
+(programs already loaded). Prints one figure per line: `name value unit`, the name ending in the device
+(MOCKAMD and MOCKNV by default, so the two stacks' figures sit next to each other).
 With --suite it also times the tensor test suite (pytest -n 2) twice over one fresh compile cache and
 prints how many kernels the second run still had to compile (0: every image came from the cache).
-Usage: python bench/bench_tensor.py [--dev SPEC] [--suite]   (default $DEV, else MOCKAMD)
+Usage: python bench/bench_tensor.py [--dev SPEC ...] [--suite]   (default $DEV, else MOCKAMD and MOCKNV)
 """
 from __future__ import annotations
 
@@ -48,32 +49,40 @@ def suite(dev: str, cache_dir: str) -> tuple[float, int]:
     return time.perf_counter() - t0, len(os.listdir(cache_dir)) - before
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dev", default=os.environ.get("DEV") or "MOCKAMD")
-    p.add_argument("--suite", action="store_true", help="also time the tensor test suite with -n 2")
-    args = p.parse_args()
+def figures(dev: str, with_suite: bool) -> bool:
+    """Print one device's figures, each name ending in the device (demo_cold_process_s_mocknv_sm_80)."""
+    tag = dev.lower().replace(":", "_")
     with tempfile.TemporaryDirectory() as cache_dir:
-        cold = child(args.dev, cache_dir)
-        warm = child(args.dev, cache_dir)
+        cold = child(dev, cache_dir)
+        warm = child(dev, cache_dir)
     s = warm["stats"]
     lookups = s.get("memory_hits", 0) + s.get("disk_hits", 0) + s.get("compiles", 0)
-    print(f"demo_cold_process_s {cold['total']:.3f} s")
-    print(f"demo_cold_run_s {cold['first']:.3f} s")
-    print(f"demo_warm_process_s {warm['total']:.3f} s")
-    print(f"demo_warm_run_s {warm['again']:.3f} s")
-    print(f"compile_cache_hit_rate_warm {(s.get('memory_hits', 0) + s.get('disk_hits', 0)) / max(lookups, 1):.3f}")
-    print(f"compiles_cold {cold['stats'].get('compiles', 0)} kernels")
-    print(f"demo_matches_numpy {int(cold['ok'] and warm['ok'])} bool")
-    if args.suite:
+    print(f"demo_cold_process_s_{tag} {cold['total']:.3f} s")
+    print(f"demo_cold_run_s_{tag} {cold['first']:.3f} s")
+    print(f"demo_warm_process_s_{tag} {warm['total']:.3f} s")
+    print(f"demo_warm_run_s_{tag} {warm['again']:.3f} s")
+    print(f"compile_cache_hit_rate_warm_{tag} {(s.get('memory_hits', 0) + s.get('disk_hits', 0)) / max(lookups, 1):.3f}")
+    print(f"compiles_cold_{tag} {cold['stats'].get('compiles', 0)} kernels")
+    print(f"demo_matches_numpy_{tag} {int(cold['ok'] and warm['ok'])} bool")
+    if with_suite:
         with tempfile.TemporaryDirectory() as cache_dir:
-            cold_s, cold_n = suite(args.dev, cache_dir)
-            warm_s, warm_n = suite(args.dev, cache_dir)
-        print(f"suite_cold_n2_s {cold_s:.1f} s")
-        print(f"suite_warm_n2_s {warm_s:.1f} s")
-        print(f"suite_cold_compiles {cold_n} kernels")
-        print(f"suite_warm_compiles {warm_n} kernels")
-    return 0 if cold["ok"] and warm["ok"] else 1
+            cold_s, cold_n = suite(dev, cache_dir)
+            warm_s, warm_n = suite(dev, cache_dir)
+        print(f"suite_cold_n2_s_{tag} {cold_s:.1f} s")
+        print(f"suite_warm_n2_s_{tag} {warm_s:.1f} s")
+        print(f"suite_cold_compiles_{tag} {cold_n} kernels")
+        print(f"suite_warm_compiles_{tag} {warm_n} kernels")
+    return cold["ok"] and warm["ok"]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dev", action="append", help="device spec, repeatable (default: $DEV, else MOCKAMD and MOCKNV)")
+    p.add_argument("--suite", action="store_true", help="also time the tensor test suite with -n 2")
+    args = p.parse_args()
+    devs = args.dev or ([os.environ["DEV"]] if os.environ.get("DEV") else ["MOCKAMD", "MOCKNV"])
+    ok = [figures(dev, args.suite) for dev in devs]
+    return 0 if all(ok) else 1
 
 
 if __name__ == "__main__":

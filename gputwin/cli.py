@@ -87,13 +87,17 @@ def cmd_demo(args) -> int:
 
 
 def cmd_run(args) -> int:
-    """Run one kernel of an HSA code object on a device and print its buffer arguments afterwards.
+    """Run one kernel of an HSA code object or a PTX module on a device and print its buffer arguments
+    afterwards.
 
-    --arg forms: a number (typed by the kernel's metadata); buf:SIZE (SIZE zeroed bytes); buf:DTYPE:N
-    (N zeroed elements); buf:DTYPE=v1,v2,... (initialised). Buffers print as their DTYPE, or as the element
-    type of the kernel's pointer parameter for buf:SIZE."""
+    The file is PTX when it is text with a `.entry` (nvcc -ptx, gputwin's compiler): it runs on an NV device
+    (default MOCKNV when neither --dev nor $DEV names one); otherwise it is a code object (default MOCKAMD).
+    --arg forms: a number (typed by the kernel's metadata / .param types); buf:SIZE (SIZE zeroed bytes);
+    buf:DTYPE:N (N zeroed elements); buf:DTYPE=v1,v2,... (initialised). Buffers print as their DTYPE, or
+    for buf:SIZE as the element type of the kernel's pointer parameter (code objects; PTX: bytes)."""
     import numpy as np
     from gputwin.abi.code_object import CodeObject, CodeObjectError
+    from gputwin.drivers.nv import ptx_params
     c_types = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
                "uint": "uint32", "long": "int64", "ulong": "uint64", "half": "float16", "float": "float32",
                "double": "float64"}
@@ -109,13 +113,25 @@ def cmd_run(args) -> int:
     dev = None
     try:
         image = open(args.code_object, "rb").read()
-        co = CodeObject.parse(image)
-        if args.kernel not in co.kernels:
-            raise gputwin.KernelNotFound(args.kernel, list(co.kernels))
-        info = co.kernels[args.kernel]
-        params = info.explicit_args
-        dev = gputwin.open_device(args.dev)
+        is_ptx = not image.startswith(b"\x7fELF") and b".entry" in image
+        if is_ptx:
+            image = image.decode()
+            kernels = ptx_params.kernels(image)
+            if args.kernel not in kernels:
+                raise gputwin.KernelNotFound(args.kernel, list(kernels))
+            info = kernels[args.kernel]
+            params = info.params
+        else:
+            co = CodeObject.parse(image)
+            if args.kernel not in co.kernels:
+                raise gputwin.KernelNotFound(args.kernel, list(co.kernels))
+            info = co.kernels[args.kernel]
+            params = info.explicit_args
+        dev = gputwin.open_device(args.dev or os.environ.get("DEV") or ("MOCKNV" if is_ptx else None))
         dev = dev[0] if isinstance(dev, tuple) else dev
+        if is_ptx != str(getattr(dev, "arch", "")).startswith("sm_"):
+            raise ValueError(f"{args.code_object} is {'PTX' if is_ptx else 'a code object'}, which {dev.name} cannot "
+                             f"load: choose {'an NV (MOCKNV, NV)' if is_ptx else 'an AMD'} device with --dev")
         prg = dev.load(image, args.kernel)
         values, buffers = [], []
         for i, text in enumerate(args.arg):
@@ -123,7 +139,7 @@ def cmd_run(args) -> int:
                 values.append(number(text))
                 continue
             spec = text[4:]
-            pointee = params[i].type_name.rstrip("*").strip() if i < len(params) else ""
+            pointee = params[i].type_name.rstrip("*").strip() if i < len(params) and not is_ptx else ""
             if "=" in spec:
                 dtype, _, data = spec.partition("=")
                 host = np.array([float(v) for v in data.split(",")]).astype(dtype)
@@ -205,11 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--dev", help="device spec to check (default: $DEV, else MOCKAMD)")
     info.set_defaults(func=cmd_info)
 
-    run = sub.add_parser("run", help="run one kernel of an HSA code object",
+    run = sub.add_parser("run", help="run one kernel of an HSA code object or a PTX module",
                          description=cmd_run.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("code_object", help="path of the .hsaco (clang/ld.lld/hipcc output)")
+    run.add_argument("code_object", help="path of the .hsaco (clang/ld.lld/hipcc output) or .ptx (nvcc -ptx)")
     run.add_argument("kernel", help="kernel name")
-    run.add_argument("--dev", help="device spec (default: $DEV, else MOCKAMD)")
+    run.add_argument("--dev", help="device spec (default: $DEV, else MOCKAMD; MOCKNV for PTX)")
     run.add_argument("--grid", default="1", help="workgroups X[,Y[,Z]] (default 1)")
     run.add_argument("--block", default="1", help="work-items per workgroup X[,Y[,Z]] (default 1)")
     run.add_argument("--arg", action="append", default=[], help="a kernel argument, in order (see above)")

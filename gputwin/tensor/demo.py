@@ -82,8 +82,12 @@ def report(device=None, seed: int = 0, out=print) -> int:
     gpu = emulated_gpu(ctx.dev)
     if gpu is not None:
         st = gpu.stats
-        out(f"emulator ({gpu.arch}), both runs: {st.dispatches} dispatches, {st.waves} waves, "
-            f"{st.wave_insts} wave-instructions, {st.lane_ops} lane-operations")
+        if hasattr(st, "dispatches"):     # AMD: dispatches of waves
+            out(f"emulator ({gpu.arch}), both runs: {st.dispatches} dispatches, {st.waves} waves, "
+                f"{st.wave_insts} wave-instructions, {st.lane_ops} lane-operations")
+        else:                             # NV: QMD launches of warps
+            out(f"emulator ({gpu.arch}), both runs: {st.launches} launches, {st.warps} warps, "
+                f"{st.warp_insts} warp-instructions, {st.lane_ops} lane-operations")
     for name, err in warm.errors.items():
         out(f"{name}: max error vs numpy (relative) {err:.2e} ({'ok' if err <= TOLERANCE else 'MISMATCH'})")
     return 0 if cold.ok and warm.ok else 1

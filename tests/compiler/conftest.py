@@ -13,3 +13,24 @@ def _compile_cache_dir(tmp_path_factory):
         os.environ.pop("GPUTWIN_CACHE_DIR", None)
     else:
         os.environ["GPUTWIN_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _device_under_test(pytestconfig, _compile_cache_dir):
+    """An explicit `--dev` / $DEV (other than CPU) becomes the device `helpers.run` launches on, so
+    `pytest --dev MOCKNV tests/compiler` holds that device to the same numpy references; without one the
+    op tests run on the CPU device (test_amdgpu_emu / test_mock_devices cover the emulators by default)."""
+    from tests.compiler import helpers
+    spec = pytestconfig.getoption("dev") or os.environ.get("DEV")
+    if not spec or spec.upper() == "CPU":
+        yield
+        return
+    from gputwin.device import TargetNotAvailable, open_device
+    try:
+        dev = open_device(spec)
+    except (TargetNotAvailable, ValueError) as e:
+        pytest.skip(f"the compiler suite runs on one available device, got {spec}: {e}")
+    helpers.DEVICE_UNDER_TEST = dev
+    yield
+    helpers.DEVICE_UNDER_TEST = None
+    dev.close()

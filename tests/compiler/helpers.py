@@ -1,10 +1,13 @@
-"""Launch helpers for compiler tests: run a kernel on the CPU device or on the RDNA3 emulator directly.
+"""Launch helpers for compiler tests: run a kernel on a device or on the RDNA3 emulator directly.
 
 `run(kern, args, grid, on=...)`: args are numpy arrays (buffers, copied in and back out) and Python
 numbers (scalars) in the kernel's parameter order; returns the arrays as they are after the launch.
 `on="cpu"` uses gputwin.drivers.cpu; `on="gfx1100"` (etc.) loads the linked code object with the
 team's code-object reader and runs it with gputwin.emu.amd.dispatch.run_dispatch, laying out the
-kernel arguments as the metadata says (the driver does the same through KFD).
+kernel arguments as the metadata says (the driver does the same through KFD); `on=<opened device>` goes
+through the public device API. The default (`on=None`) is the device under test when the session names
+one explicitly (`--dev` / $DEV, set by conftest.py: `pytest --dev MOCKNV tests/compiler` runs the op and
+kernel tests through the NV driver), else the CPU device.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import numpy as np
 from gputwin.compiler import compile_kernel, load_kernel
 
 _CPU = None
+DEVICE_UNDER_TEST = None     # an opened device (conftest.py), or None: the CPU device
 
 
 def cpu_device():
@@ -23,10 +27,12 @@ def cpu_device():
     return _CPU
 
 
-def run(kern, args, grid, on: str = "cpu") -> list[np.ndarray]:
+def run(kern, args, grid, on=None) -> list[np.ndarray]:
     arrays = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-    if on == "cpu":
-        dev = cpu_device()
+    if on is None:
+        on = DEVICE_UNDER_TEST or "cpu"
+    if not isinstance(on, str) or on == "cpu":
+        dev = cpu_device() if on == "cpu" else on
         prg = load_kernel(dev, kern)
         bufs = []
         for a in arrays:
@@ -37,6 +43,7 @@ def run(kern, args, grid, on: str = "cpu") -> list[np.ndarray]:
             else:
                 bufs.append(a)
         prg(*bufs, grid=grid, block=kern.local_size)
+        dev.synchronize()
         for a, b in zip(arrays, bufs):
             if isinstance(a, np.ndarray):
                 dev.copyout(a, b)
@@ -94,7 +101,7 @@ def elementwise(name, dtypes_in, dtype_out, fn, local=64):
     return k.build()
 
 
-def run_elementwise(kern, inputs, out_dtype, on="cpu"):
+def run_elementwise(kern, inputs, out_dtype, on=None):
     n, local = len(inputs[0]), kern.local_size[0]
     out = np.zeros(n, dtype=out_dtype)
     res = run(kern, list(inputs) + [out, n], grid=((n + local - 1) // local, 1, 1), on=on)

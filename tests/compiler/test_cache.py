@@ -45,3 +45,14 @@ def test_unwritable_cache_dir_only_costs_recompiles(tmp_path, monkeypatch):
     kern = unique_kernel("ro")
     assert compile_kernel(kern, "sm_80").startswith(b"//")
     assert not os.path.isdir(blocker / "sub")
+
+
+def test_ptx_is_cached_on_disk_per_sm_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUTWIN_CACHE_DIR", str(tmp_path))
+    images = {sm: compile_kernel(unique_kernel("ptx"), sm) for sm in ("sm_80", "sm_90")}
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".sm_80", ".sm_90"]
+    assert all(f".target {sm}".encode() in image for sm, image in images.items())
+    cache.clear_memory()
+    compiles, disk = cache.stats["compiles"], cache.stats["disk_hits"]
+    assert {sm: compile_kernel(unique_kernel("ptx"), sm) for sm in ("sm_80", "sm_90")} == images
+    assert (cache.stats["compiles"], cache.stats["disk_hits"]) == (compiles, disk + 2)

@@ -30,3 +30,13 @@ def test_ptxas_assembles_every_test_kernel(sm, tmp_path):
         res = subprocess.run([ptxas, f"-arch={sm}", str(path), "-o", str(tmp_path / "out.cubin")],
                              capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("sm", ["sm_80", "sm_90"])
+def test_transcendentals_use_no_approximate_ptx_instructions(sm):
+    # mathlib's one implementation (exactly rounded PTX ops only) is what makes MOCKNV equal CPU bit for bit
+    kern = elementwise("tr", [ir.float32] * 2, ir.float32,
+                       lambda x, y: ir.exp(x) + ir.log(y) * ir.sin(x) - ir.cos(y) / ir.tanh(x) + ir.pow(y, x))
+    ptx = compile_kernel(kern, sm).decode()
+    assert "fma.rn.f32" in ptx and "div.rn.f32" in ptx
+    assert ".approx" not in ptx and ".ftz" not in ptx and "ex2" not in ptx and "lg2" not in ptx

@@ -1,7 +1,8 @@
-"""Every AMD arch equals CPU bit for bit: the cross-device programs plus a few that stress what differs
+"""Every emulated arch equals CPU bit for bit: the cross-device programs plus a few that stress what differs
 between archs (wave64 on gfx942, its software bfloat16 conversions, int64/uint8 lowering, two-stage
-reductions, partial waves) run on MOCKAMD:gfx1201 (RDNA4) and MOCKAMD:gfx942 (CDNA3) and are compared
-with the CPU device's results, computed once per module."""
+reductions, partial waves) run on MOCKAMD:gfx1201 (RDNA4), MOCKAMD:gfx942 (CDNA3) and MOCKNV:sm_90 /
+MOCKNV:sm_80 (the compiler's PTX on the PTX emulator, through the NV driver) and are compared with the CPU
+device's results, computed once per module."""
 import numpy as np
 import pytest
 
@@ -10,7 +11,7 @@ from tests.tensor.bitcheck import assert_bits
 from tests.tensor.test_cross_device import I, PROGRAMS, X, Y
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-ARCHS = ("gfx1201", "gfx942")
+DEVICES = ("MOCKAMD:gfx1201", "MOCKAMD:gfx942", "MOCKNV:sm_90", "MOCKNV:sm_80")
 RNG = np.random.default_rng(42)
 L = RNG.integers(-2**40, 2**40, (5, 13)).astype(np.int64)
 L[0, :3] = [2**63 - 1, -2**63, 0]
@@ -56,10 +57,10 @@ def cpu_results():
     return {name: prog(*make(ctx)).numpy() for name, (prog, make) in CASES.items()}
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("spec", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
-def test_amd_arch_equals_cpu_bit_for_bit(cpu_results, arch, name):
-    ctx = gt.get_context(f"MOCKAMD:{arch}")
-    assert ctx.dev.arch == arch
+def test_arch_equals_cpu_bit_for_bit(cpu_results, spec, name):
+    ctx = gt.get_context(spec)
+    assert ctx.dev.arch == spec.split(":")[1]
     prog, make = CASES[name]
     assert_bits(prog(*make(ctx)).numpy(), cpu_results[name])

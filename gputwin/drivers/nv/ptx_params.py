@@ -14,7 +14,10 @@ import numpy as np
 _SIZES = {"u8": 1, "s8": 1, "b8": 1, "u16": 2, "s16": 2, "b16": 2, "f16": 2, "bf16": 2, "u32": 4, "s32": 4, "b32": 4,
           "f32": 4, "u64": 8, "s64": 8, "b64": 8, "f64": 8}
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$%][\w$]*)\s*\((.*?)\)", re.S)
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([A-Za-z_$%][\w$]*)\s*(?:\[\s*(\d+)\s*\])?")
+# `.ptr [.space] [.align N]` (LLVM's pointer parameters) describes the pointee: it leaves the layout alone
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+"
+                    r"(?:\.ptr\s+(?:\.(?:global|shared|const|local)\s+)?(?:\.align\s+\d+\s+)?)?"
+                    r"([A-Za-z_$%][\w$]*)\s*(?:\[\s*(\d+)\s*\])?")
 _SHARED = re.compile(r"\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([A-Za-z_$%][\w$]*)\s*((?:\[\s*\d+\s*\])*)\s*;")
 _FUNC = re.compile(r"\.func\b")
 

@@ -143,5 +143,6 @@ class ComputeEngine:
         dynamic = max(shared - k.static_shared_bytes, 0)
         counters = run_kernel(self.gpu.mem, mod, name, grid=grid, block=block, params=params,
                               dynamic_shared_bytes=dynamic, arch=self.gpu.arch)
+        self.gpu.stats.warps += getattr(counters, "warps", 0)
         self.gpu.stats.warp_insts += getattr(counters, "warp_insts", 0)
         self.gpu.stats.lane_ops += getattr(counters, "lane_ops", 0)

@@ -72,6 +72,7 @@ class _Stats:
     launches: int = 0
     copies: int = 0
     copy_bytes: int = 0
+    warps: int = 0
     warp_insts: int = 0
     lane_ops: int = 0
     rounds: int = 0

@@ -64,3 +64,12 @@ def test_pack_refuses_values_naming_the_signature(args, msg):
     k = ptx_params.kernels(PTX)["k"]
     with pytest.raises(TypeError, match=r"k\(\.u8 a, \.b8 s\[12\], \.f16 h, \.u64 p, \.s32 n\): " + msg):
         k.pack(args, Dev())
+
+
+def test_llvm_ptr_parameters_keep_their_natural_alignment():
+    # LLVM's NVPTX back end writes `.param .u64 .ptr .global .align 1 name`: .align there is the pointee's
+    k = ptx_params.kernels(".visible .entry e(\n.param .u32 n,\n.param .u64 .ptr .global .align 1 p,\n"
+                           ".param .u64 .ptr .align 4 q\n)\n{ ret; }")["e"]
+    assert [(p.name, p.ptx_type, p.offset, p.align) for p in k.params] == [("n", "u32", 0, 4), ("p", "u64", 8, 8),
+                                                                           ("q", "u64", 16, 8)]
+    assert k.params_size == 24

@@ -231,9 +231,11 @@ def _parse_decl(s: _Stream, extern=False) -> VarDecl:
         elif t in (".v2", ".v4", ".v8"):
             s.next(); vec = int(t[2:])
         elif t == ".ptr":                      # LLVM: .param .u64 .ptr .global .align 1 name
-            s.next()
+            s.next()                           # (.space and .align N there describe the pointee, not the param)
             while s.peek()[1] in (".global", ".shared", ".const", ".local"):
                 s.next()
+            if s.peek()[1] == ".align":
+                s.next(); parse_int(s.next()[1])
         elif t.startswith(".") and typ is None:
             s.next(); typ = t[1:]
         else:

@@ -67,6 +67,15 @@ def test_llvm_fused_chain_bf16_in_f16_out(arch):
     assert (got.view(np.uint16) == ref.view(np.uint16)).all()
 
 
+def test_ptr_attribute_align_is_the_pointees_not_the_params():
+    # PTX ISA: `.param .u64 .ptr .global .align 1 p`: `.align 1` is the alignment of what p points to;
+    # p itself is a .u64 at its natural alignment, so after a .u32 it starts at offset 8
+    mod = load_module(".version 8.0\n.target sm_90\n.address_size 64\n"
+                      ".visible .entry k(.param .u32 n, .param .u64 .ptr .global .align 1 p)\n{\nret;\n}\n")
+    n, p = mod.kernels["k"].params
+    assert (n.offset, p.offset, p.align, p.size) == (0, 8, 8, 8)
+
+
 @pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh", "sqrt"])
 def test_llvm_mathlib_equals_cpu_bit_for_bit(name):
     """gputwin.compiler's transcendentals are IEEE-op sequences (no .approx): the PTX emulator and the CPU
