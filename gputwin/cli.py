@@ -118,7 +118,7 @@ def cmd_run(args) -> int:
             image = image.decode()
             kernels = ptx_params.kernels(image)
             if args.kernel not in kernels:
-                raise gputwin.KernelNotFound(args.kernel, list(kernels))
+                raise gputwin.KernelNotFound(args.kernel, list(kernels), where=args.code_object)
             info = kernels[args.kernel]
             params = info.params
         else:

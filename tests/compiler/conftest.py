@@ -21,7 +21,8 @@ def _device_under_test(pytestconfig, _compile_cache_dir):
     `pytest --dev MOCKNV tests/compiler` holds that device to the same numpy references; without one the
     op tests run on the CPU device (test_amdgpu_emu / test_mock_devices cover the emulators by default)."""
     from tests.compiler import helpers
-    spec = pytestconfig.getoption("dev") or os.environ.get("DEV")
+    spec = (pytestconfig.getoption("gputwin_dev") or getattr(pytestconfig.option, "gputwin_dev_alias", None)
+            or os.environ.get("DEV"))
     if not spec or spec.upper() == "CPU":
         yield
         return

@@ -30,7 +30,7 @@ def test_run_ptx_on_sm80_types_mixed_parameters(capsys):
 def test_run_ptx_refuses_a_missing_entry_and_an_amd_device(capsys):
     assert main(["run", "--dev", "MOCKNV", PTX90, "nope"]) == 2
     err = capsys.readouterr().err
-    assert "no entry 'nope'" in err and "saxpy" in err
+    assert "no kernel 'nope' in " in err and "saxpy" in err
     assert main(["run", "--dev", "MOCKAMD", PTX90, "saxpy"]) == 2
     assert "is PTX, which AMD:0" in capsys.readouterr().err
 
