@@ -1,0 +1,144 @@
+"""The recorder and replayer, on the emulator: recording MOCKNV and replaying it gives zero differences; a
+planted difference is reported with instruction, lane inputs and both bit patterns; stale recordings are
+refused with the reason."""
+import io
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from gputwin.cli import main
+from gputwin.emu.nv.ptx import fidelity
+from gputwin.hil import inputs, recording
+from gputwin.hil.nv_programs import PROGRAMS
+from gputwin.hil.record import find_recordings, ordered_programs, record, replay, replay_file
+
+HW = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "hw"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hw")
+    lines = []
+    paths = record("MOCKNV:sm_90", root / "sm_90", log=lines.append)
+    return root, paths, lines
+
+
+def _rewrite(path, out=None, **meta_changes):
+    rec = recording.read(path)
+    meta = {**rec.meta, **meta_changes}
+    buf = io.BytesIO()
+    np.savez_compressed(buf, out=rec.out if out is None else out, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
+    path.write_bytes(buf.getvalue())
+
+
+def test_recording_the_emulator_and_replaying_it_gives_no_difference(recorded):
+    root, paths, _ = recorded
+    assert len(paths) == len(PROGRAMS) and all(p.stat().st_size < 32 * 1024 for p in paths)
+    assert replay(root, log=lambda s: None) == []
+
+
+def test_recordings_carry_seed_program_hash_and_inputs_digest(recorded):
+    _, paths, _ = recorded
+    rec = recording.read(paths[0])
+    m = rec.meta
+    assert m["arch"] == "sm_90" and m["n"] == inputs.N == len(rec.out) and rec.out.dtype == np.uint32
+    prog = recording.BY_OP[m["op"]]
+    assert m["program"] == recording.program_hash(prog, "sm_90")
+    assert m["inputs"] == inputs.digest(inputs.make(m["in_kind"], m["arity"], m["seed"], m["n"]))
+
+
+def test_approximate_instructions_are_recorded_first(recorded):
+    _, paths, _ = recorded
+    levels = [fidelity.level(recording.read(p).meta["op"])[0] for p in paths]
+    first_exact = levels.index(fidelity.EXACT)
+    assert first_exact > 0 and set(levels[:first_exact]) == {fidelity.APPROXIMATE}
+    assert fidelity.APPROXIMATE not in levels[first_exact:]
+    assert [p.op for p in ordered_programs()][:1] == ["ex2.approx.f32"]
+
+
+def test_planted_difference_names_instruction_inputs_and_both_results(recorded, tmp_path):
+    root, _, _ = recorded
+    src = root / "sm_90" / "div.full.f32.npz"
+    dst = tmp_path / "sm_90" / src.name
+    dst.parent.mkdir()
+    dst.write_bytes(src.read_bytes())
+    rec = recording.read(dst)
+    lane = 5
+    planted = rec.out.copy()
+    planted[lane] ^= 1
+    _rewrite(dst, out=planted)
+    (bad,) = replay(tmp_path, log=lambda s: None)
+    ins = inputs.make("f32", 2, rec.meta["seed"])
+    assert bad.op == "div.full.f32" and bad.lanes == 1
+    assert bad.examples == [(lane, [int(ins[0][lane]), int(ins[1][lane])], int(planted[lane]), int(rec.out[lane]))]
+    text = str(bad)
+    assert f"lane {lane}" in text and f"hardware={int(planted[lane]):#010x}" in text
+    assert f"emulator={int(rec.out[lane]):#010x}" in text and f"{int(ins[1][lane]):#010x}" in text
+    assert main(["hil", "replay", str(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize("change,reason", [({"program": "0" * 16}, "program text changed"),
+                                           ({"seed": 1}, "no longer regenerates the recorded inputs"),
+                                           ({"op": "ex3.approx.f32"}, "no conformance program")])
+def test_stale_recordings_are_refused_with_the_reason(recorded, tmp_path, change, reason):
+    root, _, _ = recorded
+    dst = tmp_path / "rcp.approx.f32.npz"
+    dst.write_bytes((root / "sm_90" / dst.name).read_bytes())
+    _rewrite(dst, **change)
+    m = replay_file(dst, {})
+    assert m is not None and reason in m.reason and reason in str(m)
+
+
+def test_unknown_format_is_refused(recorded, tmp_path):
+    root, _, _ = recorded
+    dst = tmp_path / "x.npz"
+    dst.write_bytes((root / "sm_90" / "sin.approx.f32.npz").read_bytes())
+    _rewrite(dst, format=99)
+    with pytest.raises(ValueError, match="recording format 99"):
+        recording.read(dst)
+
+
+def test_inputs_are_reproducible_and_start_with_the_hard_cases():
+    a, b = inputs.make("f32", 1, 3), inputs.make("f32", 1, 3)
+    assert np.array_equal(a[0], b[0]) and not np.array_equal(a[0], inputs.make("f32", 1, 4)[0])
+    assert np.array_equal(a[0][:len(inputs.F32_HARD)], inputs.F32_HARD)
+    x, y = inputs.make("f32", 2, 3)
+    pairs = set(zip(x[:1024].tolist(), y[:1024].tolist()))
+    assert (0x7F800000, 0x7F800000) in pairs and (0x00000000, 0x80000000) in pairs   # inf/inf, 0/-0
+    triples = set(zip(*(a[:1024].tolist() for a in inputs.make("f32", 3, 3))))
+    assert (0x7F800000, 0x00000000, 0x7FC00000) in triples and (0x00000001, 0x807FFFFF, 0x80000000) in triples
+
+
+def test_cli_record_needs_out_and_refuses_devices_without_programs(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="--out DIR is required"):
+        main(["hil", "record", "--dev", "MOCKNV"])
+    assert main(["hil", "record", "--dev", "MOCKAMD", "--out", str(tmp_path)]) == 2
+    assert "NVIDIA devices only" in capsys.readouterr().err
+    assert main(["hil", "record", "--dev", "MOCKNV", "--backend", "cuda", "--out", str(tmp_path)]) == 2
+    assert "records a real NVIDIA GPU" in capsys.readouterr().err
+
+
+def test_cuda_backend_without_cuda_bindings_says_what_to_install(tmp_path, capsys, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_cuda(name, *a, **k):
+        if name.startswith("cuda"):
+            raise ImportError("No module named 'cuda'")
+        return real_import(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_cuda)
+    assert main(["hil", "record", "--dev", "NV", "--backend", "cuda", "--out", str(tmp_path)]) == 2
+    assert "pip install 'gputwin[cuda]'" in capsys.readouterr().err
+
+
+HW_RECORDINGS = find_recordings(HW)
+
+
+@pytest.mark.parametrize("path", HW_RECORDINGS or [None], ids=lambda p: str(p.relative_to(HW)) if p else "none")
+def test_hardware_recording_replays_bit_exact(path):
+    if path is None:
+        pytest.skip("no hardware recordings under fixtures/hw yet (gputwin hil record --dev NV, docs/hil.md)")
+    m = replay_file(path, {})
+    assert m is None, str(m)
