@@ -43,6 +43,13 @@ class Program:
     def kernel(self) -> str:
         return "hil_" + self.op.replace(".", "_")
 
+    def text(self, arch: str) -> str:
+        """The program as recorded and hashed: the PTX module."""
+        return self.ptx(arch)
+
+    def image(self, arch: str) -> str:
+        return self.ptx(arch)
+
     def ptx(self, arch: str) -> str:
         reg = {"f32": "%f", "s32": "%r"}
         ins = ", ".join(f"{reg[self.in_kind]}{10 + i}" for i in range(self.arity))

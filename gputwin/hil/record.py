@@ -8,17 +8,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gputwin.emu.nv.ptx import fidelity
 from gputwin.hil import inputs, recording
-from gputwin.hil.nv_programs import PROGRAMS
 from gputwin.hil.runners import DriverRunner, open_runner
 
 DEFAULT_SEED = 20261201
 
 
-def ordered_programs():
+def ordered_programs(vendor: str):
     """Approximate instructions first (what the recordings exist for), then the exact ones as checks."""
-    return sorted(PROGRAMS, key=lambda p: fidelity.level(p.op)[0] != fidelity.APPROXIMATE)
+    return sorted(recording.PROGRAMS[vendor], key=lambda p: recording.fidelity_level(vendor, p.op) != "approximate")
 
 
 def record(spec: str, out_dir, *, backend: str = "driver", seed: int = DEFAULT_SEED, n: int = inputs.N,
@@ -28,11 +26,11 @@ def record(spec: str, out_dir, *, backend: str = "driver", seed: int = DEFAULT_S
     out_dir.mkdir(parents=True, exist_ok=True)
     written, start = [], time.monotonic()
     try:
-        for program in ordered_programs():
+        for program in ordered_programs(runner.vendor):
             ins = inputs.make(program.in_kind, program.arity, seed, n)
             out = runner.run(program, ins)
             path = out_dir / recording.file_name(program)
-            recording.write(path, program, runner.arch, seed, ins, out, runner.name, backend)
+            recording.write(path, runner.vendor, program, runner.arch, seed, ins, out, runner.name, backend)
             written.append(path)
             log(f"{program.op:24s} {n} lanes -> {path}")
     finally:
@@ -58,10 +56,13 @@ class Mismatch:
 
 
 def replay_file(path, runners: dict) -> Mismatch | None:
-    """Replay one recording on MOCKNV:<arch>; None when every bit matches."""
+    """Replay one recording on MOCKNV:<arch> / MOCKAMD:<arch>; None when every bit matches."""
     rec = recording.read(pathlib.Path(path))
     meta, op = rec.meta, rec.meta["op"]
-    program = recording.BY_OP.get(op)
+    vendor = meta.get("vendor")
+    if vendor not in recording.PROGRAMS:
+        return Mismatch(rec.path, op, 0, reason=f"unknown vendor {vendor!r}")
+    program = recording.BY_OP[vendor].get(op)
     if program is None:
         return Mismatch(rec.path, op, 0, reason="no conformance program for this instruction in this gputwin")
     if recording.program_hash(program, meta["arch"]) != meta["program"]:
@@ -69,9 +70,10 @@ def replay_file(path, runners: dict) -> Mismatch | None:
     ins = inputs.make(meta["in_kind"], meta["arity"], meta["seed"], meta["n"])
     if inputs.digest(ins) != meta["inputs"]:
         return Mismatch(rec.path, op, 0, reason="gputwin.hil.inputs no longer regenerates the recorded inputs")
-    runner = runners.get(meta["arch"])
+    spec = f"{recording.MOCK[vendor]}:{meta['arch']}"
+    runner = runners.get(spec)
     if runner is None:
-        runner = runners[meta["arch"]] = DriverRunner(f"MOCKNV:{meta['arch']}")
+        runner = runners[spec] = DriverRunner(spec)
     got = runner.run(program, ins)
     diff = np.flatnonzero(got != rec.out)
     if not len(diff):

@@ -1,7 +1,7 @@
 """Recordings: one compressed .npz per (arch, instruction) under fixtures/hw/<arch>/, holding
 
     out   uint32[n]   the output bit patterns, lane i computed from the inputs' lane i
-    meta  JSON        format, op, arity, in_kind, out_kind, seed, n, inputs (digest of the regenerated inputs),
+    meta  JSON        format, vendor (nv, amd), op, arity, in_kind, out_kind, seed, n, inputs (digest of the regenerated inputs),
                       program (sha256 of the program text), device, arch, backend, fidelity, gputwin version
 
 Inputs are not stored: gputwin.hil.inputs regenerates them from (kind, arity, seed, n), and the digest proves
@@ -18,29 +18,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gputwin.emu.nv.ptx import fidelity
-from gputwin.hil import inputs
-from gputwin.hil.nv_programs import PROGRAMS, Program
+from gputwin.hil import amd_programs, inputs, nv_programs
 
 FORMAT = 1
-BY_OP = {p.op: p for p in PROGRAMS}
+PROGRAMS = {"nv": nv_programs.PROGRAMS, "amd": amd_programs.PROGRAMS}
+BY_OP = {vendor: {p.op: p for p in progs} for vendor, progs in PROGRAMS.items()}
+MOCK = {"nv": "MOCKNV", "amd": "MOCKAMD"}
 
 
-def program_hash(program: Program, arch: str) -> str:
-    return hashlib.sha256(program.ptx(arch).encode()).hexdigest()[:16]
+def fidelity_level(vendor: str, op: str) -> str:
+    """The emulator's fidelity level for an instruction ("approximate", "decision", "exact")."""
+    if vendor == "nv":
+        from gputwin.emu.nv.ptx import fidelity
+        return fidelity.level(op)[0]
+    from gputwin.emu.amd import fidelity
+    return fidelity.level(op)[0]
 
 
-def file_name(program: Program) -> str:
+def program_hash(program, arch: str) -> str:
+    return hashlib.sha256(program.text(arch).encode()).hexdigest()[:16]
+
+
+def file_name(program) -> str:
     return f"{program.op}.npz"
 
 
-def write(path: pathlib.Path, program: Program, arch: str, seed: int, ins, out: np.ndarray, device: str,
+def write(path: pathlib.Path, vendor: str, program, arch: str, seed: int, ins, out: np.ndarray, device: str,
           backend: str) -> None:
     from gputwin import __version__ as version
-    meta = {"format": FORMAT, "op": program.op, "arity": program.arity, "in_kind": program.in_kind,
+    meta = {"format": FORMAT, "vendor": vendor, "op": program.op, "arity": program.arity, "in_kind": program.in_kind,
             "out_kind": program.out_kind, "seed": seed, "n": int(len(out)), "inputs": inputs.digest(ins),
             "program": program_hash(program, arch), "device": device, "arch": arch, "backend": backend,
-            "fidelity": fidelity.level(program.op)[0], "gputwin": version,
+            "fidelity": fidelity_level(vendor, program.op), "gputwin": version,
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     buf = io.BytesIO()
     np.savez_compressed(buf, out=np.ascontiguousarray(out, np.uint32), meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))

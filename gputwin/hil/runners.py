@@ -13,18 +13,20 @@ class DriverRunner:
         import gputwin
         self.dev = gputwin.open_device(spec)
         self.arch, self.name = self.dev.arch, self.dev.name
-        if not self.name.startswith("NV"):
+        self.vendor = "nv" if self.name.startswith("NV") else "amd" if self.name.startswith("AMD") else None
+        if self.vendor is None:
             self.close()
-            raise NotImplementedError(f"hil: conformance programs exist for NVIDIA devices only so far; {spec} "
-                                      f"opened {self.name} (the AMD set is not written yet, docs/hil.md)")
+            raise NotImplementedError(f"hil: conformance programs exist for NVIDIA and AMD GPUs; {spec} opened "
+                                      f"{self.name}")
 
     def run(self, program, ins: list[np.ndarray]) -> np.ndarray:
         n = len(ins[0])
         bufs = [self.dev.alloc(4 * n) for _ in range(len(ins) + 1)]
         for b, a in zip(bufs[1:], ins):
             self.dev.copyin(b, a)
-        self.dev.load(program.ptx(self.arch), program.kernel)(*bufs, n, grid=(-(-n // 256), 1, 1),
-                                                              block=(256, 1, 1), wait=True)
+        args = bufs if self.vendor == "nv" else (bufs + [bufs[1]] * 3)[:4]   # AMD kernels take in0..in2 always
+        self.dev.load(program.image(self.arch), program.kernel)(*args, n, grid=(-(-n // 256), 1, 1),
+                                                                block=(256, 1, 1), wait=True)
         out = np.empty(n, np.uint32)
         self.dev.copyout(out, bufs[0])
         for b in bufs:
@@ -51,7 +53,7 @@ class CudaRunner:
                                                  self.device), "cuDeviceGetAttribute")
         minor = self._ok(cu.cuDeviceGetAttribute(cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                                  self.device), "cuDeviceGetAttribute")
-        self.arch, self.name = f"sm_{major}{minor}", f"CUDA:{index}"
+        self.arch, self.name, self.vendor = f"sm_{major}{minor}", f"CUDA:{index}", "nv"
         self.ctx = self._ok(cu.cuDevicePrimaryCtxRetain(self.device), "cuDevicePrimaryCtxRetain")
         self._ok(cu.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
 

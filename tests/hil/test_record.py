@@ -8,9 +8,13 @@ import pathlib
 import numpy as np
 import pytest
 
+import shutil
+import subprocess
+import sys
+
 from gputwin.cli import main
 from gputwin.emu.nv.ptx import fidelity
-from gputwin.hil import inputs, recording
+from gputwin.hil import amd_programs, inputs, recording
 from gputwin.hil.nv_programs import PROGRAMS
 from gputwin.hil.record import find_recordings, ordered_programs, record, replay, replay_file
 
@@ -44,18 +48,19 @@ def test_recordings_carry_seed_program_hash_and_inputs_digest(recorded):
     rec = recording.read(paths[0])
     m = rec.meta
     assert m["arch"] == "sm_90" and m["n"] == inputs.N == len(rec.out) and rec.out.dtype == np.uint32
-    prog = recording.BY_OP[m["op"]]
+    prog = recording.BY_OP["nv"][m["op"]]
     assert m["program"] == recording.program_hash(prog, "sm_90")
     assert m["inputs"] == inputs.digest(inputs.make(m["in_kind"], m["arity"], m["seed"], m["n"]))
 
 
 def test_approximate_instructions_are_recorded_first(recorded):
     _, paths, _ = recorded
-    levels = [fidelity.level(recording.read(p).meta["op"])[0] for p in paths]
+    levels = [recording.read(p).meta["fidelity"] for p in paths]
     first_exact = levels.index(fidelity.EXACT)
     assert first_exact > 0 and set(levels[:first_exact]) == {fidelity.APPROXIMATE}
     assert fidelity.APPROXIMATE not in levels[first_exact:]
-    assert [p.op for p in ordered_programs()][:1] == ["ex2.approx.f32"]
+    assert [p.op for p in ordered_programs("nv")][:1] == ["ex2.approx.f32"]
+    assert [p.op for p in ordered_programs("amd")][:1] == ["v_exp_f32"]
 
 
 def test_planted_difference_names_instruction_inputs_and_both_results(recorded, tmp_path):
@@ -114,8 +119,8 @@ def test_inputs_are_reproducible_and_start_with_the_hard_cases():
 def test_cli_record_needs_out_and_refuses_devices_without_programs(tmp_path, capsys):
     with pytest.raises(SystemExit, match="--out DIR is required"):
         main(["hil", "record", "--dev", "MOCKNV"])
-    assert main(["hil", "record", "--dev", "MOCKAMD", "--out", str(tmp_path)]) == 2
-    assert "NVIDIA devices only" in capsys.readouterr().err
+    assert main(["hil", "record", "--dev", "CPU", "--out", str(tmp_path)]) == 2
+    assert "conformance programs exist for NVIDIA and AMD GPUs" in capsys.readouterr().err
     assert main(["hil", "record", "--dev", "MOCKNV", "--backend", "cuda", "--out", str(tmp_path)]) == 2
     assert "records a real NVIDIA GPU" in capsys.readouterr().err
 
@@ -131,6 +136,36 @@ def test_cuda_backend_without_cuda_bindings_says_what_to_install(tmp_path, capsy
     monkeypatch.setattr(builtins, "__import__", no_cuda)
     assert main(["hil", "record", "--dev", "NV", "--backend", "cuda", "--out", str(tmp_path)]) == 2
     assert "pip install 'gputwin[cuda]'" in capsys.readouterr().err
+
+
+ARCH_SPECS = ["MOCKNV:sm_80", "MOCKAMD:gfx1100", "MOCKAMD:gfx1201", "MOCKAMD:gfx942"]
+
+
+@pytest.mark.parametrize("spec", ARCH_SPECS)
+def test_round_trip_on_every_emulated_arch(spec, tmp_path):
+    arch = spec.split(":")[1]
+    paths = record(spec, tmp_path / arch, log=lambda s: None)
+    vendor = "nv" if spec.startswith("MOCKNV") else "amd"
+    assert len(paths) == len(recording.PROGRAMS[vendor])
+    assert main(["hil", "replay", str(tmp_path)]) == 0
+    # the programs compute what they claim, lane by lane: an exact add against numpy on ordinary operands
+    add = recording.read(tmp_path / arch / ("add.rn.f32.npz" if vendor == "nv" else "v_add_f32.npz"))
+    a, b = (x.view(np.float32) for x in inputs.make("f32", 2, add.meta["seed"]))
+    with np.errstate(all="ignore"):
+        want = (a + b).astype(np.float32)
+    normal = lambda x: np.isfinite(x) & ((x == 0) | (np.abs(x) >= np.finfo(np.float32).tiny))   # noqa: E731
+    ordinary = normal(a) & normal(b) & normal(want)
+    assert ordinary.sum() > 3000
+    assert np.array_equal(add.out[ordinary], want[ordinary].view(np.uint32))
+
+
+@pytest.mark.skipif(shutil.which("llvm-mc-19") is None or shutil.which("ld.lld-19") is None,
+                    reason="needs llvm-mc-19 and ld.lld-19")
+def test_committed_amd_code_objects_are_built_from_the_programs():
+    tool = pathlib.Path(__file__).resolve().parents[2] / "tools" / "hil_build_amd.py"
+    run = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert amd_programs.code_object("gfx942")[:4] == b"\x7fELF"
 
 
 HW_RECORDINGS = find_recordings(HW)
