@@ -32,7 +32,7 @@ UNIT_TESTS = {
     "compare": "tests/emu/nv/ptx/test_compare_convert.py", "convert": "tests/emu/nv/ptx/test_compare_convert.py",
     "memory": "tests/emu/nv/ptx/test_executor.py", "atomic": "tests/emu/nv/ptx/test_warp_atomic.py",
     "control": "tests/emu/nv/ptx/test_executor.py", "warp": "tests/emu/nv/ptx/test_warp_atomic.py",
-    "tensor": "tests/emu/nv/ptx/test_fixtures_kernels.py",
+    "tensor": "tests/emu/nv/ptx/test_tensor.py",
 }
 _INSTR = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][a-z0-9_]*(?:\.[\w:]+)*)", re.M)
 

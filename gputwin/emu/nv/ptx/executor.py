@@ -9,8 +9,12 @@ holding it, across all warps and CTAs of the batch at once (numpy arrays over wa
     until the others arrive, then run together again. This is the classic "min-PC" SIMT policy.
   * Calls: a deeper call has a smaller depth rank, so threads inside a callee run (and return) before
     their caller's other threads move past the call site; they rejoin at the instruction after it.
-  * Warp ops (shfl/vote/match/redux/activemask) see as a warp's active lanes those lanes executing the
-    same step: exactly the threads that reached that instruction together.
+  * Warp-synchronous instructions (shfl/vote/match/redux .sync, bar.warp.sync, mma/ldmatrix .sync) wait
+    for their warp's live member lanes (the membermask operand): lanes that arrive while members are
+    elsewhere (e.g. in a block the compiler placed out of line) are set aside (key + SYNC) and join the
+    members when they reach the same instruction. If nothing else can run, the waiting lanes go ahead as
+    they are (members that can never come, as in divergent shuffles PTX leaves undefined).
+    `activemask` does not wait: it reports the lanes executing that step.
   * Barriers: bar.sync parks the arriving threads; when no thread of the batch can run, every parked
     thread is released (all live threads of their CTA have then arrived, or exited: exited threads do
     not hold a barrier back). So CTAs re-synchronise at barriers and keep running vectorised.
@@ -31,13 +35,15 @@ import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import OPS
+from gputwin.emu.nv.ptx.ops.warp import sync_members
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.errors import GpuHang
 
-MAX_BATCH_THREADS = 1 << 17
+MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
 STEPS_PER_WATCHDOG_SECOND = 1_000_000
 MAXD = 64                     # call-depth rank of the kernel body
 DEPTH = 1 << 32               # key = rank * DEPTH + pc
+SYNC = 1 << 49                # added to the key of a thread waiting for its warp at a .sync warp op
 WAIT = 1 << 50                # added to the key of a thread parked at a barrier
 EXIT = 1 << 52                # the key of an exited thread
 
@@ -79,6 +85,7 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     k = mod.kernels.get(name)
     if k is None:
         raise KeyError(f"PTX module has no kernel {name!r} (has {sorted(mod.kernels)})")
+    _check_target(mod, arch)
     plan = mod.plan(name)
     if len(params) < k.params_size:
         raise ValueError(f"kernel {name} takes {k.params_size} bytes of parameters, got {len(params)}")
@@ -97,6 +104,21 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     return total
 
 
+def _sm(target: str) -> int | None:
+    digits = "".join(ch for ch in target.split(",")[0].removeprefix("sm_") if ch.isdigit())
+    return int(digits) if target.startswith("sm_") and digits else None
+
+
+def _check_target(mod, arch: str) -> None:
+    """A module built for a newer GPU (.target sm_90 on an sm_80 device) does not load, as the driver's
+    JIT refuses it; a target the emulator does not know (compute_XX, sm_90a features) is checked by
+    opcode instead."""
+    want, have = _sm(mod.parsed.target), _sm(arch)
+    if want is not None and have is not None and want > have:
+        raise PtxError(f"module targets {mod.parsed.target}; the device is {arch}", line=None,
+                       token=mod.parsed.target)
+
+
 def bind(batch: Batch, plan):
     """Each instruction resolved against this batch's arrays: (fn, is_control)."""
     out = []
@@ -107,8 +129,25 @@ def bind(batch: Batch, plan):
             g = batch.guard(ins)
             if g is not None:
                 fn = _guarded(fn, g)
-        out.append((fn, spec.control))
+        members = sync_members(ins)
+        if members is not False:
+            members = (lambda: np.uint32(0xFFFFFFFF)) if members is None else batch.src(ins, members, "b32")
+        out.append((fn, spec.control, members))
     return out
+
+
+def _hold_for_members(b: Batch, key, mask, members):
+    """Lanes of `mask` whose warp has live member lanes not in `mask`: those must wait."""
+    W = b.W
+    present = mask.reshape(W, 32)
+    mm = np.broadcast_to(np.asarray(members()).astype(np.uint32), (b.T,)).reshape(W, 32)
+    union = np.bitwise_or.reduce(np.where(present, mm, np.uint32(0)), axis=1)
+    bits = ((union[:, None] >> np.arange(32, dtype=np.uint32)[None, :]) & 1).astype(bool)
+    missing = bits & (key < EXIT).reshape(W, 32) & ~present
+    hold = missing.any(axis=1)
+    if not hold.any():
+        return None
+    return (present & hold[:, None]).reshape(-1)
 
 
 def _guarded(fn, g):
@@ -126,7 +165,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
     b.stack = np.zeros((plan.max_depth + 1, T_), np.int64)
     c = Counters(warps=int(b.valid.reshape(W, 32).any(1).sum()))
     full_mask = b.valid.all()
-    conv, mn, mask = False, 0, None
+    conv, stale, forced, mn, mask = False, False, False, 0, None
     steps = 0
     while True:
         if not conv:
@@ -140,10 +179,27 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                     finish()
                 b.pending_red.clear()
                 continue
+            forced = bool(mn & SYNC)                      # only lanes waiting for their warp can run
+            if forced:
+                mn -= SYNC
+                key[key == mn + SYNC] = mn
             mask = key == mn
             full = full_mask and bool(mask.all())
         pc = mn & (DEPTH - 1)
-        fn, control = code[pc]
+        fn, control, members = code[pc]
+        if members is not False and not full:
+            waiting = key == mn + SYNC                    # lanes already waiting here join this step
+            if waiting.any():
+                key[waiting] = mn
+                mask = mask | waiting
+                full = full_mask and bool(mask.all())
+            hold = None if (full or forced) else _hold_for_members(b, key, mask, members)
+            if hold is not None:
+                key[hold] = mn + SYNC
+                mask = mask & ~hold
+                if not mask.any():
+                    conv = False
+                    continue
         if full:
             c.warp_insts += W
             c.lane_ops += T_
@@ -153,15 +209,20 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
         steps += 1
         b.steps = steps
         if control:
+            if stale:
+                key.fill(mn)
+                stale = False
             b.cur_key = mn
-            fn(None if full else mask)
-            conv = False
+            moved = fn(None if full else mask)
+            if moved is not None:           # all threads moved together to one key
+                mn, conv, stale = moved, True, True
+            else:
+                conv = False
         else:
             fn(None if full else mask)
-            if full:
-                key += 1
-                mn += 1
-                conv = True
+            if full:                        # every thread at mn + 1: the key array is brought up to
+                mn += 1                     # date lazily, before the next control instruction
+                conv = stale = True
             else:
                 key[mask] += 1
                 conv = False

@@ -271,7 +271,11 @@ def _parse_init(s: _Stream) -> list:
         elif tok == ";" and depth == 0:
             return out
         elif tok == "-":
-            s.next(); out.append(-_number(s.next()))
+            s.next()
+            v = _number(s.next())
+            if v.bits:
+                raise PtxError("negated float bit literal", line=line, token=tok)
+            out.append(Imm(-v.value))
         elif kind == "num":
             s.next(); out.append(_number((kind, tok, line)))
         elif kind == "word":   # address of another variable, generic(x)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.module import align_up, decl_align, decl_size
 from gputwin.emu.nv.ptx.parser import Instr, Label, Vec, Sym, VarDecl

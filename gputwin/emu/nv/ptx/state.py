@@ -215,6 +215,7 @@ class Batch:
                     view[...] = val
                 else:
                     np.copyto(view, val, where=m, casting="unsafe")
+            w.view = view                            # full-mask writers may compute straight into it
             return w
         signed = T.kind(t) == "s"
         udt = T.UINT[ts]
@@ -267,22 +268,17 @@ class Batch:
             if write and space == "const":
                 raise self.fault(ins, "store to .const", addrs[0], write)
             return ("global", addrs)
-        if space == "shared":
-            limit = self.shared_limit
-            bad = addrs + np.uint64(nbytes) > np.uint64(limit)
-            if bad.any():
-                raise self.fault(ins, f"{nbytes}-byte shared access outside the CTA's {limit} bytes",
-                                 addrs[bad][0], write)
-            flat = self.shared_base[idx] + addrs.astype(np.int64)
-            return (self.shared, flat // nbytes)
-        if space == "local":
-            limit = self.plan.local_size
-            bad = addrs + np.uint64(nbytes) > np.uint64(limit)
-            if bad.any():
-                raise self.fault(ins, f"{nbytes}-byte local access outside the thread's {limit} bytes",
-                                 addrs[bad][0], write)
-            flat = self.local_base[idx] + addrs.astype(np.int64)
-            return (self.local, flat // nbytes)
+        if space in ("shared", "local"):
+            limit = self.shared_limit if space == "shared" else self.plan.local_size
+            if addrs.size and int(addrs.max()) + nbytes > limit:
+                bad = addrs[addrs + np.uint64(nbytes) > np.uint64(limit)][0]
+                what = "the CTA's" if space == "shared" else "the thread's"
+                raise self.fault(ins, f"{nbytes}-byte {space} access outside {what} {limit} bytes", bad, write)
+            base = self.shared_base if space == "shared" else self.local_base
+            flat = (base if idx is self.all_idx else base[idx]) + addrs.view(np.int64)
+            if nbytes > 1:                       # element index in units of nbytes (aligned: checked above)
+                flat >>= nbytes.bit_length() - 1
+            return (self.shared if space == "shared" else self.local, flat)
         raise PtxError(f"state space .{space} is not modelled for {ins.text}", line=ins.line, token=space)
 
     def load(self, ins, space, addrs, idx, nbytes):
@@ -307,6 +303,22 @@ class Batch:
                 if sel.any():
                     out[sel] = self.load(ins, sp if win == 0 else "generic", where[sel], idx[sel], nbytes)
             return out
+
+    def load_into(self, ins, space, addrs, nbytes, out) -> bool:
+        """Full-mask load gathered straight into a register view; False if the fast path does not apply
+        (the caller then uses load())."""
+        kind, where = self.access(ins, space, addrs, self.all_idx, nbytes, False)
+        if isinstance(kind, np.ndarray):                  # shared / local: element indices into the buffer
+            np.take(kind.view(T.UINT[nbytes]), where, out=out.view(T.UINT[nbytes]), mode="clip")
+            return True
+        if kind != "global":
+            return False
+        fast = self._global_view(where, nbytes, False)
+        if fast is None:
+            return False
+        view, el = fast
+        np.take(view, el, out=out.view(view.dtype), mode="clip")   # indices already bounds-checked
+        return True
 
     def store(self, ins, space, addrs, idx, bits):
         """Write raw bits at each active lane's address; where lanes collide the highest lane wins."""

@@ -267,3 +267,114 @@ def test_unmodelled_variant_fails_before_anything_runs():
     text = kernel("atom.global.add.noftz.f16x2 %r1, [%rd1], %r0;\nst.global.u32 [%rd1], 1;")
     with pytest.raises(PtxError, match=r"atom\.global\.add\.noftz\.f16x2 is not modelled"):
         run(text)
+
+
+def test_module_for_a_newer_target_does_not_run_on_an_older_device():
+    text = kernel("st.global.u32 [%rd1], %r0;").replace(".target sm_80", ".target sm_90")
+    assert run(text, arch="sm_90")[0].tolist() == list(range(32))
+    with pytest.raises(PtxError, match="module targets sm_90; the device is sm_80"):
+        run(text, arch="sm_80")
+
+
+def test_module_globals_and_constants_with_initialisers():
+    text = HEAD + """.global .align 4 .b32 table[4] = {10, -20, 30, 0x40};
+.const .align 8 .f64 scale[2] = {0d3FF8000000000000, 0d4000000000000000};
+.global .align 8 .u64 ptr = generic(table);
+""" + kernel("""
+    and.b32 %r1, %r0, 3;
+    mul.wide.u32 %rd2, %r1, 4;
+    ld.global.u64 %rd3, [ptr];
+    add.u64 %rd4, %rd3, %rd2;
+    ld.global.u32 %r2, [%rd4];
+    ld.const.f64 %fd1, [scale+8];
+    cvt.rzi.s32.f64 %r3, %fd1;
+    mul.lo.s32 %r4, %r2, %r3;
+    st.global.u32 [%rd1], %r4;
+    """, decls=".reg .f64 %fd<2>;")[len(HEAD):]
+    got, _ = run(text, n=8)
+    assert got.view(np.int32).tolist() == [20, -40, 60, 128] * 2
+
+
+FUNC = HEAD + """.func (.param .b32 ret) twice(.param .b32 x)
+{
+.reg .b32 %a<3>;
+ld.param.b32 %a1, [x];
+setp.gt.u32 %p, %a1, 20;
+@%p bra BIG;
+shl.b32 %a2, %a1, 1;
+st.param.b32 [ret], %a2;
+ret;
+BIG:
+CALLSELF
+st.param.b32 [ret], 99;
+ret;
+}
+.visible .entry k(.param .u64 out)
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<4>;
+mov.u32 %r0, %tid.x;
+ld.param.u64 %rd0, [out];
+mad.wide.u32 %rd1, %r0, 4, %rd0;
+{
+.reg .b32 %tmp;
+.param .b32 p0;
+st.param.b32 [p0], %r0;
+.param .b32 r0;
+call.uni (r0), twice, (p0);
+ld.param.b32 %r1, [r0];
+}
+st.global.u32 [%rd1], %r1;
+ret;
+}
+"""
+
+
+def test_divergent_function_returns_rejoin_the_caller():
+    text = FUNC.replace(".reg .b32 %a<3>;", ".reg .b32 %a<3>;\n.reg .pred %p;").replace("CALLSELF\n", "")
+    got, _ = run(text, n=32)
+    assert got.tolist() == [2 * t if t <= 20 else 99 for t in range(32)]
+
+
+def test_recursion_is_refused_naming_the_call():
+    text = FUNC.replace(".reg .b32 %a<3>;", ".reg .b32 %a<3>;\n.reg .pred %p;").replace(
+        "CALLSELF\n", "{\n.param .b32 q0;\nst.param.b32 [q0], %a1;\n.param .b32 q1;\n"
+                      "call.uni (q1), twice, (q0);\n}\n")
+    with pytest.raises(PtxError, match="recursive call to twice"):
+        run(text)
+
+
+def test_sync_warp_ops_wait_for_members_in_out_of_line_blocks():
+    body = """
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra COLD;
+    mov.u32 %r2, 1;
+JOIN:
+    shfl.sync.idx.b32 %r3, %r2, 3, 31, -1;
+    setp.eq.u32 %p2, %r2, 2;
+    vote.sync.ballot.b32 %r4, %p2, -1;
+    add.u32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+    bra END;
+COLD:
+    mov.u32 %r2, 2;
+    bra JOIN;
+END:
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [2 + 0xFFFF] * 32         # lane 3's value from the cold block; 16 lanes voted
+
+
+def test_divergent_shuffle_whose_members_never_come_still_finishes():
+    body = """
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra OTHER;
+    shfl.sync.idx.b32 %r3, %r0, 20, 31, -1;
+    bra OUT;
+OTHER:
+    shfl.sync.idx.b32 %r3, %r0, 5, 31, -1;
+OUT:
+    st.global.u32 [%rd1], %r3;
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [5] * 16 + [20] * 16          # each group reads within itself (PTX: undefined)

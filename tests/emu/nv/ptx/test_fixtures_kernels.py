@@ -273,3 +273,17 @@ def test_syncthreads_count_and_or(arch):
         v = int((cta > 0).sum()) * 100 + int((cta > -90).all()) * 10 + int((cta > 95).any())
         ref += [v] * 96
     assert r.get(po, np.int32, x.size).tolist() == ref
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_cp_async_pipeline_copy(arch):
+    rng = np.random.default_rng(34)
+    n4 = 256
+    x = rng.standard_normal((n4, 4)).astype(np.float32)
+    r = Rig()
+    px, po = r.buf(x), r.buf(nbytes=4 * n4)
+    r.run(fixture(arch, "async_copy"), "async_copy", [px, po, n4], grid=(2,), block=(128,))
+    tile = x.reshape(2, 128, 4)
+    v = tile[:, (np.arange(128) + 1) % 128]                  # each thread reads its neighbour's slot
+    ref = ((v[..., 0] + v[..., 1]) + v[..., 2]) + v[..., 3]
+    assert (r.get(po, np.float32, n4).view(np.uint32) == ref.reshape(-1).view(np.uint32)).all()

@@ -135,3 +135,22 @@ def test_half_and_bf16_packed_arithmetic():
     b = np.array([bf(2.0 ** -8) | (bf(-3.0) << 16)], np.uint32)
     got = int(run_op("add.rn.bf16x2 %d, %a, %b;", "b32", "b32", a, b)[0])
     assert got & 0xFFFF == bf(1.0) and got >> 16 == 0                      # 1 + 2^-8 ties to even; 3 - 3 = +0
+
+
+@pytest.mark.parametrize("t,ft,ut", [("f32", np.float32, np.uint32), ("f64", np.float64, np.uint64)])
+@pytest.mark.parametrize("mode", ["rz", "rm", "rp"])
+def test_sqrt_and_div_directed(t, ft, ut, mode):
+    rng = np.random.default_rng(62)
+    a = (np.abs(rng.standard_normal(24)) * np.exp2(rng.integers(-60, 60, 24))).astype(ft)
+    a[:2] = [4.0, 2.0]
+    got = run_op(f"sqrt.{mode}.{t} %d, %a;", t, t, a.view(ut)).view(ft)
+    for x, r in zip(a, got):
+        lo_sq, hi = fr(r) ** 2, fr(np.nextafter(r, ft(np.inf))) ** 2
+        below = fr(np.nextafter(r, ft(0))) ** 2
+        if mode == "rp":
+            assert below < fr(x) <= lo_sq, (x, r)
+        else:
+            assert lo_sq <= fr(x) < hi, (x, r)
+    b = (rng.standard_normal(24) * np.exp2(rng.integers(-30, 30, 24))).astype(ft)
+    got = run_op(f"div.{mode}.{t} %d, %a, %b;", t, t, a.view(ut), b.view(ut)).view(ft)
+    assert [int(v) for v in got.view(ut)] == [int(round_exact(fr(x) / fr(y), t, mode).view(ut)) for x, y in zip(a, b)]

@@ -109,3 +109,20 @@ def test_prmt_and_lop3_and_shf():
     assert got == [0x23456789, 0x23456789]                   # wrap: 40 & 31 = 8
     got = run_op("shf.r.clamp.b32 %d, %a, %b, %c;", "b32", "b32", lo, hi, n, tc="u32").tolist()
     assert got == [0x6789ABCD, 0x01234567]                   # clamp: 40 -> 32, the whole high word
+
+
+@pytest.mark.parametrize("mode,table", [
+    # (bytes b0..b3 of d as source-byte indices) for selector c = 0..3, from the PTX ISA's prmt table
+    ("f4e", [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]]),
+    ("b4e", [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]]),
+    ("rc8", [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]),
+    ("ecl", [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]]),
+    ("ecr", [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]]),
+    ("rc16", [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]]),
+])
+def test_prmt_modes(mode, table):
+    a, b = 0x33221100, 0x77665544
+    src = a | (b << 32)
+    got = run_op(f"prmt.b32.{mode} %d, %a, %b, %c;", "b32", "b32", u32(a, a, a, a), u32(b, b, b, b),
+                 u32(0, 1, 2, 3)).tolist()
+    assert got == [sum(((src >> (8 * sel)) & 0xFF) << (8 * i) for i, sel in enumerate(row)) for row in table]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 
@@ -58,6 +60,14 @@ def binary(ins, b, f, t=None, td=None):
     t = t or the_type(ins)
     d = b.dst(ins, ins.args[0], td or t)
     x, y = b.src(ins, ins.args[1], t), b.src(ins, ins.args[2], t)
+    out = getattr(d, "view", None)
+    if isinstance(f, np.ufunc) and out is not None and out.dtype == T.dtype(td or t):
+        def run(m):
+            if m is None:
+                f(x(), y(), out=out, casting="unsafe")      # straight into the register
+            else:
+                d(f(x(), y()), m)
+        return run
     return lambda m: d(f(x(), y()), m)
 
 

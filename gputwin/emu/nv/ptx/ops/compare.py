@@ -11,6 +11,7 @@ import numpy as np
 from gputwin.emu.nv.ptx import floats as F
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.ops import op, types_of, unmodelled
+from gputwin.emu.nv.ptx.parser import Pair
 
 CMPS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
         "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
@@ -56,11 +57,10 @@ def comparator(ins, t):
 def setp(ins, b):
     t = types_of(ins)[-1]
     if t in ("f16x2", "bf16x2"):
-        raise __import__("gputwin.emu.nv.ptx.ops", fromlist=["x"]).unmodelled(ins, "packed setp")
+        raise unmodelled(ins, "packed setp")
     f = comparator(ins, t)
     bop = [m for m in ins.mods if m in BOOLS]
     dst = ins.args[0]
-    from gputwin.emu.nv.ptx.parser import Pair
     if isinstance(dst, Pair):
         dp, dq = b.dst(ins, dst.items[0], "pred"), b.dst(ins, dst.items[1], "pred")
     else:

@@ -1,7 +1,9 @@
 """Control flow: bra, call/ret (with the .param ABI), exit, trap, barriers; fences are no-ops.
 
 Control instructions move the threads' keys themselves (see executor.py for the key = (call-depth
-rank, PC) scheduling); b.cur_key is the key every executing thread holds.
+rank, PC) scheduling); b.cur_key is the key every executing thread holds. A control instruction run for
+every thread (mask None) may instead return the one key they all move to; the key array is then left
+for the executor to bring up to date.
 """
 from __future__ import annotations
 
@@ -52,9 +54,16 @@ def bra(ins, b):
         key = b.key
         base = b.cur_key - (b.cur_key & (DEPTH - 1))
         if g is None:
+            if m is None:
+                return base + tgt                  # every thread moves together: the executor keeps it
             _set(key, m, base + tgt)
             return
         p = g()
+        if m is None:                              # a uniform decision keeps the batch converged
+            if p.all():
+                return base + tgt
+            if not p.any():
+                return b.cur_key + 1
         taken = p if m is None else (m & p)
         key[taken] = base + tgt
         nt = ~p if m is None else (m & ~p)

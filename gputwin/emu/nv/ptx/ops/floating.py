@@ -12,7 +12,6 @@ import numpy as np
 
 from gputwin.emu.nv.ptx import floats as F
 from gputwin.emu.nv.ptx import types as T
-from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
 
 FLOAT: dict[str, object] = {}
@@ -223,12 +222,21 @@ def _arith(kind):
 
 
 def _fast_f32(kind, d, srcs, ftz):
+    out = getattr(d, "view", None)
     if kind in ("add", "sub", "mul"):
         f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[kind]
         x, y = srcs
         if ftz:
             return lambda m: d(F.canon(F.ftz(f(F.ftz(x()), F.ftz(y()))), "f32"), m)
-        return lambda m: d(F.canon(np.asarray(f(x(), y())), "f32"), m)
+
+        def run(m):
+            if m is None and out is not None:        # straight into the register, NaNs fixed in place
+                f(x(), y(), out=out)
+                if np.isnan(out).any():
+                    out[np.isnan(out)] = np.array(F.CANON["f32"]).view(np.float32)
+                return
+            d(F.canon(np.asarray(f(x(), y())), "f32"), m)
+        return run
     x, y, z = srcs
 
     def fma(m):
@@ -246,6 +254,11 @@ def _fast_f32(kind, d, srcs, ftz):
         if hard.any():
             s, err = F.two_sum(p, c64)
             s = F.round_odd(s, err)
+        if m is None and out is not None and not ftz:
+            np.copyto(out, s, casting="same_kind")      # float64 -> float32 rounds to nearest even
+            if np.isnan(out).any():
+                out[np.isnan(out)] = np.array(F.CANON["f32"]).view(np.float32)
+            return
         r = np.asarray(s).astype(np.float32)
         if ftz:
             r = F.ftz(r)
@@ -334,23 +347,22 @@ def sqrt_float(ins, b):
         if approx or mode == "rn":
             r = np.sqrt(v)     # approx: approximate vs hardware (the correctly rounded root)
             return r.astype(np.float32) if t == "f32" else r
-        ex = F.exact_map(lambda x: x, "rn", v)
-        rz = np.sqrt(ex)
-        # directed: the RN root r, corrected by comparing r*r with v exactly
-        r = rz.astype(np.float32) if t == "f32" else rz
+        # directed: the nearest root r, stepped one ulp where r*r lies on the wrong side of v (exactly)
+        r = np.sqrt(v)
+        r = r.astype(np.float32) if t == "f32" else r
         rr = np.asarray(r, np.float64)
         fin = np.isfinite(v) & (v > 0)
         if t == "f32":
-            sq = rr * rr          # exact in f64 for an f32 root
-            lo = sq > v
-            hi = sq < v
+            sq = rr * rr                            # exact in float64 for an f32 root
+            over, under = sq > v, sq < v
         else:
             cmp = F.exact_map(lambda x, y: x * x - y, "rn", rr, v)
-            lo, hi = cmp > 0, cmp < 0
-        dn = {"rz": lo, "rm": lo, "rp": np.zeros_like(lo)}[mode]
-        up = {"rz": np.zeros_like(hi), "rm": np.zeros_like(hi), "rp": hi}[mode]
-        r = np.where(fin & dn, np.nextafter(r, type(r.flat[0])(0)), r)
-        r = np.where(fin & up, np.nextafter(r, type(r.flat[0])(np.inf)), r)
+            over, under = cmp > 0, cmp < 0
+        ft = r.dtype.type
+        if mode in ("rz", "rm"):
+            r = np.where(fin & over, np.nextafter(r, ft(0)), r)
+        else:
+            r = np.where(fin & under, np.nextafter(r, ft(np.inf)), r)
         return r
     return _unary_float(ins, b, f)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx import types as T
-from gputwin.emu.nv.ptx.ops import binary, op, ternary, the_type, unary, unmodelled, OPS
+from gputwin.emu.nv.ptx.ops import binary, op, ternary, the_type, unary, unmodelled
 
 INT: dict[str, object] = {}          # integer factories of the arithmetic opcodes (arith.py dispatches)
 
@@ -502,10 +502,10 @@ def _prmt_mode_selectors(mode, sel):
         return [(u(8) + s - u(i)) & u(7) for i in range(4)]
     if mode == "rc8":
         return [s] * 4
-    if mode == "ecl":
-        return [np.maximum(s, u(i)) if i else s for i in range(4)][:1] + [np.where(s > u(i), s, u(i)) for i in (1, 2, 3)]
-    if mode == "ecr":
-        return [np.where(s < u(i), s, u(i)) for i in (0, 1, 2)] + [u(3) + 0 * s]
+    if mode == "ecl":                                  # edge clamp left: byte i takes max(i, c)
+        return [np.maximum(s, u(i)) for i in range(4)]
+    if mode == "ecr":                                  # edge clamp right: byte i takes min(i, c)
+        return [np.minimum(s, u(i)) for i in range(4)]
     if mode == "rc16":
         lo = (s & u(1)) * u(2)
         return [lo, lo + u(1), lo, lo + u(1)]

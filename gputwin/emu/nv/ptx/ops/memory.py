@@ -12,8 +12,7 @@ import numpy as np
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
-from gputwin.emu.nv.ptx.parser import Addr, Vec, Reg, Sink
-from gputwin.emu.nv.ptx.state import convert_bits
+from gputwin.emu.nv.ptx.parser import Addr, Sink, Vec
 
 SPACES = ("global", "shared", "local", "const", "param")
 
@@ -88,9 +87,13 @@ def ld(ins, b):
                     o_(data[:, off + i * n: off + (i + 1) * n].copy().view(U).reshape(-1).view(dtp), m)
         return run_s
 
+    direct = getattr(outs[0], "view", None) if vec == 1 and outs[0] is not None else None
+
     def run(m):
         idx = b.active(m, b.T)
         a = b.address(ins, addr, idx)
+        if direct is not None and m is None and b.load_into(ins, sp, a, n, direct):
+            return
         if vec > 1:
             b.access(ins, sp, a, idx, n * vec, False)            # the vector's alignment
         for i, o_ in enumerate(outs):
@@ -160,14 +163,14 @@ def hint(ins, b):
 
 @op("isspacep")
 def isspacep(ins, b):
-    from gputwin.emu.nv.ptx.state import SHARED_WINDOW, LOCAL_WINDOW
     sp = [m for m in ins.mods if m in ("global", "shared", "local", "const", "param")][0]
     d = b.dst(ins, ins.args[0], "pred")
     x = b.src(ins, ins.args[1], "u64")
 
     def run(m):
         hi = np.asarray(x()) >> np.uint64(48)
-        r = {"global": hi == 0, "const": hi == 0, "shared": hi == 1, "local": hi == 2, "param": hi == 255}[sp]
+        # generic windows (state.py): shared at 1 << 48, local at 2 << 48; kernel params have none
+        r = {"global": hi == 0, "const": hi == 0, "shared": hi == 1, "local": hi == 2, "param": hi < 0}[sp]
         d(np.broadcast_to(r, (b.T,)), m)
     return run
 

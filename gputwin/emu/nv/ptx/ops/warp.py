@@ -154,3 +154,19 @@ def redux(ins, b):
             r = f.reduce(np.where(act, v, dt(-1) if kind == "and" else dt(0)).astype(dt), axis=1)
         d(np.repeat(np.asarray(r, dt), 32), m)
     return run
+
+
+def sync_members(ins):
+    """For a warp-synchronous instruction, the operand naming its member lanes (None: the whole warp);
+    False for any other instruction. The executor makes present lanes wait for absent live members."""
+    if "sync" not in ins.mods:
+        return False
+    if ins.op in ("shfl",):
+        return ins.args[4] if len(ins.args) > 4 else None
+    if ins.op in ("vote", "match", "redux"):
+        return ins.args[2] if len(ins.args) > 2 else None
+    if ins.op == "bar" and "warp" in ins.mods:
+        return ins.args[0] if ins.args else None
+    if ins.op in ("mma", "ldmatrix"):
+        return None
+    return False
