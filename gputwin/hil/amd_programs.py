@@ -11,6 +11,8 @@ import functools
 import pathlib
 from dataclasses import dataclass
 
+import numpy as np
+
 ARCHS = ("gfx1100", "gfx1201", "gfx942")
 HERE = pathlib.Path(__file__).parent / "amd"
 
@@ -54,6 +56,10 @@ class Program:
     @property
     def kernel(self) -> str:
         return "hil_" + self.op
+
+    @property
+    def dtype(self):
+        return np.uint32
 
     def text(self, arch: str) -> str:
         """This kernel's assembly and kernel descriptor for `arch` (the recordings hash it)."""

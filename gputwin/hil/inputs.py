@@ -17,6 +17,21 @@ F32_HARD = np.array([      # most telling first: binary/ternary ops cross only a
 ], np.uint32)
 
 
+F64_HARD = np.array([
+    0x0000000000000000, 0x8000000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+    0x3FF0000000000000, 0xBFF0000000000000, 0x0000000000000001, 0x800FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF,
+    0xFFEFFFFFFFFFFFFF, 0x0010000000000000, 0x8010000000000000, 0x3FE0000000000000, 0x4000000000000000,
+    0x3FEFFFFFFFFFFFFF, 0x3FF0000000000001, 0x400921FB54442D18, 0x7FF0000000000001, 0x3810000000000000,
+    0x380FFFFFFFFFFFFF, 0x47EFFFFFE0000000, 0x36A0000000000000, 0x5FE0000000000000,
+], np.uint64)
+
+
+def _random_f64(rng: np.random.Generator, n: int) -> np.ndarray:
+    bits = rng.integers(0, 1 << 63, n, dtype=np.uint64) | (rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63))
+    bits[: n // 2] = rng.uniform(-256.0, 256.0, n // 2).view(np.uint64)
+    return bits
+
+
 def _random_f32(rng: np.random.Generator, n: int) -> np.ndarray:
     """Half uniform over all bit patterns, half over the values transcendentals care about (|x| in [2^-8, 2^8))."""
     bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
@@ -26,16 +41,23 @@ def _random_f32(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def make(kind: str, arity: int, seed: int, n: int = N) -> list[np.ndarray]:
-    """`arity` arrays of n uint32 bit patterns. Unary: the hard cases then random; binary/ternary: the hard
-    cases crossed with each other (as far as they fit in a quarter of n), then random."""
-    if kind not in ("f32", "s32"):
+    """`arity` arrays of n bit patterns (uint32; uint64 for f64). Unary: the hard cases then random;
+    binary/ternary: the hard cases crossed with each other (as far as they fit in a quarter of n), then random."""
+    if kind not in ("f32", "s32", "f64"):
         raise ValueError(f"input kind {kind!r}")
     rng = np.random.default_rng(seed)
-    hard = F32_HARD if kind == "f32" else np.array([0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 2, 3,
-                                                   0x00FFFFFF, 0x01000001, 0xFF000001, 0x7FFFFFC0], np.uint32)
+    hard = {"f32": F32_HARD, "f64": F64_HARD}.get(kind)
+    if hard is None:
+        hard = np.array([0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001, 2, 3, 0x00FFFFFF, 0x01000001,
+                         0xFF000001, 0x7FFFFFC0], np.uint32)
     out = []
     for i in range(arity):
-        col = _random_f32(rng, n) if kind == "f32" else rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        if kind == "f32":
+            col = _random_f32(rng, n)
+        elif kind == "f64":
+            col = _random_f64(rng, n)
+        else:
+            col = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
         if arity == 1:
             col[:len(hard)] = hard
         else:
@@ -49,5 +71,5 @@ def make(kind: str, arity: int, seed: int, n: int = N) -> list[np.ndarray]:
 def digest(arrays: list[np.ndarray]) -> str:
     h = hashlib.sha256()
     for a in arrays:
-        h.update(np.ascontiguousarray(a, "<u4").tobytes())
+        h.update(np.ascontiguousarray(a, f"<u{a.dtype.itemsize}").tobytes())
     return h.hexdigest()[:16]

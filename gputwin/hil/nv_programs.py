@@ -1,11 +1,13 @@
 """The NVIDIA conformance programs: one PTX kernel per instruction, lanes = inputs.
 
-out[i] = OP(in0[i], in1[i], in2[i]) as raw 32-bit patterns, for i < n. The instructions the PTX emulator marks
+out[i] = OP(in0[i], in1[i], in2[i]) as raw 32-bit (f64: 64-bit) patterns, for i < n. The instructions the PTX emulator marks
 "approximate vs hardware" (gputwin/emu/nv/ptx/fidelity.py) come first, then exact ones as checks.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 # (instruction, arity, input kind, output kind); output kind only chooses the destination register type
 OPS: tuple[tuple[str, int, str, str], ...] = (
@@ -16,7 +18,8 @@ OPS: tuple[tuple[str, int, str, str], ...] = (
     ("rsqrt.approx.f32", 1, "f32", "f32"), ("rsqrt.approx.ftz.f32", 1, "f32", "f32"),
     ("rcp.approx.f32", 1, "f32", "f32"), ("rcp.approx.ftz.f32", 1, "f32", "f32"),
     ("sqrt.approx.f32", 1, "f32", "f32"), ("sqrt.approx.ftz.f32", 1, "f32", "f32"),
-    ("tanh.approx.f32", 1, "f32", "f32"),
+    ("tanh.approx.f32", 1, "f32", "f32"), ("rcp.approx.ftz.f64", 1, "f64", "f64"),
+    ("rsqrt.approx.f64", 1, "f64", "f64"), ("rsqrt.approx.ftz.f64", 1, "f64", "f64"),
     ("div.approx.f32", 2, "f32", "f32"), ("div.full.f32", 2, "f32", "f32"),
     # exact, as checks
     ("add.rn.f32", 2, "f32", "f32"), ("mul.rn.f32", 2, "f32", "f32"), ("fma.rn.f32", 3, "f32", "f32"),
@@ -24,7 +27,8 @@ OPS: tuple[tuple[str, int, str, str], ...] = (
     ("sqrt.rn.f32", 1, "f32", "f32"), ("min.f32", 2, "f32", "f32"), ("max.f32", 2, "f32", "f32"),
     ("cvt.rni.s32.f32", 1, "f32", "s32"), ("cvt.rzi.s32.f32", 1, "f32", "s32"),
     ("cvt.rmi.s32.f32", 1, "f32", "s32"), ("cvt.rn.f32.s32", 1, "s32", "f32"),
-    ("mul.hi.s32", 2, "s32", "s32"), ("mad.lo.s32", 3, "s32", "s32"),
+    ("mul.hi.s32", 2, "s32", "s32"), ("mad.lo.s32", 3, "s32", "s32"), ("fma.rn.f64", 3, "f64", "f64"),
+    ("div.rn.f64", 2, "f64", "f64"), ("sqrt.rn.f64", 1, "f64", "f64"),
 )
 
 
@@ -34,6 +38,11 @@ class Program:
     arity: int
     in_kind: str
     out_kind: str
+
+    @property
+    def dtype(self):
+        """Lane width of inputs and output (these programs never mix widths)."""
+        return np.uint64 if self.in_kind == "f64" else np.uint32
 
     @property
     def family(self) -> str:
@@ -51,23 +60,24 @@ class Program:
         return self.ptx(arch)
 
     def ptx(self, arch: str) -> str:
-        reg = {"f32": "%f", "s32": "%r"}
+        wide = self.in_kind == "f64"
+        reg = {"f32": "%f", "s32": "%r", "f64": "%fd"}
+        b, size, raw = ("b64", 8, "%rd") if wide else ("b32", 4, "%r")
         ins = ", ".join(f"{reg[self.in_kind]}{10 + i}" for i in range(self.arity))
-        loads = "".join(f"\tld.global.b32 %r{20 + i}, [%rd{10 + i}];\n" + (
-            f"\tmov.b32 %f{10 + i}, %r{20 + i};\n" if self.in_kind == "f32" else f"\tmov.b32 %r{10 + i}, %r{20 + i};\n")
-            for i in range(self.arity))
+        loads = "".join(f"\tld.global.{b} {raw}{20 + i}, [%rd{10 + i}];\n"
+                        f"\tmov.{b} {reg[self.in_kind]}{10 + i}, {raw}{20 + i};\n" for i in range(self.arity))
         addrs = "".join(f"\tld.param.u64 %rd{30 + i}, [in{i}];\n\tadd.s64 %rd{10 + i}, %rd{30 + i}, %rd2;\n"
                         for i in range(self.arity))
         params = ", ".join(["\t.param .u64 out"] + [f".param .u64 in{i}" for i in range(self.arity)] + [".param .u32 n"])
-        store = "\tmov.b32 %r40, %f1;\n" if self.out_kind == "f32" else "\tmov.b32 %r40, %r1;\n"
         dst = reg[self.out_kind] + "1"
         return (f".version 7.8\n.target {arch}\n.address_size 64\n\n.visible .entry {self.kernel}({params})\n{{\n"
-                "\t.reg .pred %p<2>;\n\t.reg .b32 %r<48>;\n\t.reg .f32 %f<16>;\n\t.reg .b64 %rd<40>;\n"
+                "\t.reg .pred %p<2>;\n\t.reg .b32 %r<48>;\n\t.reg .f32 %f<16>;\n\t.reg .f64 %fd<16>;\n"
+                "\t.reg .b64 %rd<48>;\n"
                 "\tmov.u32 %r2, %ctaid.x;\n\tmov.u32 %r3, %ntid.x;\n\tmov.u32 %r4, %tid.x;\n"
                 "\tmad.lo.s32 %r5, %r2, %r3, %r4;\n\tld.param.u32 %r6, [n];\n\tsetp.ge.u32 %p1, %r5, %r6;\n"
-                "\t@%p1 bra DONE;\n\tmul.wide.u32 %rd2, %r5, 4;\n" + addrs + loads
-                + f"\t{self.op} {dst}, {ins};\n" + store
-                + "\tld.param.u64 %rd3, [out];\n\tadd.s64 %rd4, %rd3, %rd2;\n\tst.global.b32 [%rd4], %r40;\n"
+                f"\t@%p1 bra DONE;\n\tmul.wide.u32 %rd2, %r5, {size};\n" + addrs + loads
+                + f"\t{self.op} {dst}, {ins};\n\tmov.{b} {raw}40, {dst};\n"
+                + f"\tld.param.u64 %rd3, [out];\n\tadd.s64 %rd4, %rd3, %rd2;\n\tst.global.{b} [%rd4], {raw}40;\n"
                 "DONE:\n\tret;\n}\n")
 
 

@@ -46,11 +46,13 @@ class Mismatch:
     lanes: int                                   # lanes that differ
     examples: list = field(default_factory=list)  # (lane, input bit patterns, recorded, emulated)
     reason: str = ""
+    digits: int = 10                              # "0x" + hex digits of one lane (18 for 64-bit lanes)
 
     def __str__(self) -> str:
         if self.reason:
             return f"{self.op} ({self.path}): {self.reason}"
-        ex = "; ".join(f"lane {i} in=({', '.join(f'{x:#010x}' for x in xs)}) hardware={r:#010x} emulator={e:#010x}"
+        w = self.digits
+        ex = "; ".join(f"lane {i} in=({', '.join(f'{x:#0{w}x}' for x in xs)}) hardware={r:#0{w}x} emulator={e:#0{w}x}"
                        for i, xs, r, e in self.examples)
         return f"{self.op} ({self.path}): {self.lanes} lane(s) differ: {ex}"
 
@@ -75,11 +77,14 @@ def replay_file(path, runners: dict) -> Mismatch | None:
     if runner is None:
         runner = runners[spec] = DriverRunner(spec)
     got = runner.run(program, ins)
+    if got.dtype != rec.out.dtype or got.shape != rec.out.shape:
+        return Mismatch(rec.path, op, 0, reason=f"recorded {rec.out.dtype}[{len(rec.out)}], the program makes "
+                                                f"{got.dtype}[{len(got)}]")
     diff = np.flatnonzero(got != rec.out)
     if not len(diff):
         return None
     examples = [(int(i), [int(a[i]) for a in ins], int(rec.out[i]), int(got[i])) for i in diff[:4]]
-    return Mismatch(rec.path, op, int(len(diff)), examples)
+    return Mismatch(rec.path, op, int(len(diff)), examples, digits=2 + 2 * rec.out.dtype.itemsize)
 
 
 def find_recordings(root) -> list[pathlib.Path]:

@@ -1,6 +1,6 @@
 """Recordings: one compressed .npz per (arch, instruction) under fixtures/hw/<arch>/, holding
 
-    out   uint32[n]   the output bit patterns, lane i computed from the inputs' lane i
+    out   uint32[n]   the output bit patterns (uint64 for f64 programs), lane i computed from the inputs' lane i
     meta  JSON        format, vendor (nv, amd), op, arity, in_kind, out_kind, seed, n, inputs (digest of the regenerated inputs),
                       program (sha256 of the program text), device, arch, backend, fidelity, gputwin version
 
@@ -52,7 +52,7 @@ def write(path: pathlib.Path, vendor: str, program, arch: str, seed: int, ins, o
             "fidelity": fidelity_level(vendor, program.op), "gputwin": version,
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     buf = io.BytesIO()
-    np.savez_compressed(buf, out=np.ascontiguousarray(out, np.uint32), meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
+    np.savez_compressed(buf, out=np.ascontiguousarray(out, program.dtype), meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
     path.write_bytes(buf.getvalue())
 
 

@@ -20,14 +20,15 @@ class DriverRunner:
                                       f"{self.name}")
 
     def run(self, program, ins: list[np.ndarray]) -> np.ndarray:
-        n = len(ins[0])
-        bufs = [self.dev.alloc(4 * n) for _ in range(len(ins) + 1)]
+        n, dtype = len(ins[0]), program.dtype
+        size = np.dtype(dtype).itemsize * n
+        bufs = [self.dev.alloc(size) for _ in range(len(ins) + 1)]
         for b, a in zip(bufs[1:], ins):
             self.dev.copyin(b, a)
         args = bufs if self.vendor == "nv" else (bufs + [bufs[1]] * 3)[:4]   # AMD kernels take in0..in2 always
         self.dev.load(program.image(self.arch), program.kernel)(*args, n, grid=(-(-n // 256), 1, 1),
                                                                 block=(256, 1, 1), wait=True)
-        out = np.empty(n, np.uint32)
+        out = np.empty(n, dtype)
         self.dev.copyout(out, bufs[0])
         for b in bufs:
             self.dev.free(b)
@@ -64,18 +65,19 @@ class CudaRunner:
         return rest[0] if len(rest) == 1 else tuple(rest)
 
     def run(self, program, ins: list[np.ndarray]) -> np.ndarray:
-        cu, n = self.cu, len(ins[0])
+        cu, n, dtype = self.cu, len(ins[0]), program.dtype
+        size = np.dtype(dtype).itemsize * n
         module = self._ok(cu.cuModuleLoadData(program.ptx(self.arch).encode() + b"\0"), "cuModuleLoadData")
         fn = self._ok(cu.cuModuleGetFunction(module, program.kernel.encode()), "cuModuleGetFunction")
-        ptrs = [self._ok(cu.cuMemAlloc(4 * n), "cuMemAlloc") for _ in range(len(ins) + 1)]
+        ptrs = [self._ok(cu.cuMemAlloc(size), "cuMemAlloc") for _ in range(len(ins) + 1)]
         for p, a in zip(ptrs[1:], ins):
-            self._ok(cu.cuMemcpyHtoD(p, np.ascontiguousarray(a, np.uint32), 4 * n), "cuMemcpyHtoD")
+            self._ok(cu.cuMemcpyHtoD(p, np.ascontiguousarray(a, dtype), size), "cuMemcpyHtoD")
         args = [np.array([int(p)], np.uint64) for p in ptrs] + [np.array([n], np.uint32)]
         argv = np.array([a.ctypes.data for a in args], np.uint64)
         self._ok(cu.cuLaunchKernel(fn, -(-n // 256), 1, 1, 256, 1, 1, 0, 0, argv.ctypes.data, 0), "cuLaunchKernel")
         self._ok(cu.cuCtxSynchronize(), "cuCtxSynchronize")
-        out = np.empty(n, np.uint32)
-        self._ok(cu.cuMemcpyDtoH(out, ptrs[0], 4 * n), "cuMemcpyDtoH")
+        out = np.empty(n, dtype)
+        self._ok(cu.cuMemcpyDtoH(out, ptrs[0], size), "cuMemcpyDtoH")
         for p in ptrs:
             self._ok(cu.cuMemFree(p), "cuMemFree")
         self._ok(cu.cuModuleUnload(module), "cuModuleUnload")

@@ -157,6 +157,27 @@ def test_round_trip_on_every_emulated_arch(spec, tmp_path):
     ordinary = normal(a) & normal(b) & normal(want)
     assert ordinary.sum() > 3000
     assert np.array_equal(add.out[ordinary], want[ordinary].view(np.uint32))
+    if vendor == "nv":        # 64-bit lanes: div.rn.f64 against numpy's correctly rounded division
+        div = recording.read(tmp_path / arch / "div.rn.f64.npz")
+        x, y = (v.view(np.float64) for v in inputs.make("f64", 2, div.meta["seed"]))
+        with np.errstate(all="ignore"):
+            q = x / y
+        ok = np.isfinite(q) & (np.abs(q) >= np.finfo(np.float64).tiny) & (y != 0)
+        assert div.out.dtype == np.uint64 and ok.sum() > 3000
+        assert np.array_equal(div.out[ok], q[ok].view(np.uint64))
+
+
+def test_planted_difference_in_a_64_bit_lane_prints_64_bit_patterns(recorded, tmp_path):
+    root, _, _ = recorded
+    dst = tmp_path / "rsqrt.approx.f64.npz"
+    dst.write_bytes((root / "sm_90" / dst.name).read_bytes())
+    rec = recording.read(dst)
+    planted = rec.out.copy()
+    planted[0] ^= np.uint64(1 << 63)
+    _rewrite(dst, out=planted)
+    m = replay_file(dst, {})
+    assert m is not None and m.lanes == 1
+    assert f"hardware={int(planted[0]):#018x} emulator={int(rec.out[0]):#018x}" in str(m)
 
 
 @pytest.mark.skipif(shutil.which("llvm-mc-19") is None or shutil.which("ld.lld-19") is None,
