@@ -41,6 +41,7 @@ def test_saxpy_from_ptx_is_bit_exact_on_hardware(hw, ptx):
     hw.load(ptx[hw.arch], "saxpy")(by, bx, np.float32(1.5), n, grid=(8, 1, 1), block=(128, 1, 1), wait=True)
     out = np.empty(n, np.float32)
     hw.copyout(out, by)
-    want = (np.float32(1.5) * x + y).astype(np.float32)     # nvcc contracts to fma; compare both roundings
+    # the PTX has fma.rn.f32: one rounding. 1.5*x + y is exact in float64 for these magnitudes (a 2-bit factor,
+    # exponents within a few dozen), so rounding it to f32 once is the fused result
     fma = (np.float64(1.5) * x.astype(np.float64) + y).astype(np.float32)
-    assert np.array_equal(out.view(np.uint32), fma.view(np.uint32)) or np.array_equal(out.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(out.view(np.uint32), fma.view(np.uint32))
