@@ -70,3 +70,13 @@ def read(path: pathlib.Path) -> Recording:
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: recording format {meta.get('format')}, this gputwin reads {FORMAT}")
     return Recording(path, meta, out)
+
+
+def inventory(root) -> dict[str, list[str]]:
+    """{arch: sorted instructions with a recording} under `root` (fixtures/hw): what conformance reports can
+    count as "verified against hardware" once the replay test passes for them."""
+    out: dict[str, set] = {}
+    for path in sorted(pathlib.Path(root).rglob("*.npz")):
+        meta = read(path).meta
+        out.setdefault(meta["arch"], set()).add(meta["op"])
+    return {arch: sorted(ops) for arch, ops in sorted(out.items())}

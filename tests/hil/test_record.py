@@ -198,3 +198,9 @@ def test_hardware_recording_replays_bit_exact(path):
         pytest.skip("no hardware recordings under fixtures/hw yet (gputwin hil record --dev NV, docs/hil.md)")
     m = replay_file(path, {})
     assert m is None, str(m)
+
+
+def test_inventory_lists_recorded_instructions_per_arch(recorded, tmp_path):
+    root, paths, _ = recorded
+    assert recording.inventory(root) == {"sm_90": sorted(p.op for p in PROGRAMS)}
+    assert recording.inventory(tmp_path) == {}
