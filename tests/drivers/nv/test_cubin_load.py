@@ -46,7 +46,9 @@ def _launch_slot(dev, index=0):
 
 
 @needs_tool
-def test_ptx_is_compiled_uploaded_and_launched_from_the_cubin(real, ptx, tmp_path):
+def test_ptx_is_compiled_uploaded_and_launched_from_the_cubin(real, ptx, tmp_path, monkeypatch):
+    if shutil.which("ptxas"):        # the same tool as the `ptxas -v` report compared below
+        monkeypatch.setenv("GPUTWIN_NV_COMPILER", "ptxas")
     arch = real.arch
     text = ptx[arch]
     prg = real.load(text, "reverse")
