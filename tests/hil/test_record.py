@@ -204,3 +204,11 @@ def test_inventory_lists_recorded_instructions_per_arch(recorded, tmp_path):
     root, paths, _ = recorded
     assert recording.inventory(root) == {"sm_90": sorted(p.op for p in PROGRAMS)}
     assert recording.inventory(tmp_path) == {}
+
+
+def test_backends_are_named_and_cuda_takes_only_real_nv_specs():
+    from gputwin.hil.runners import open_runner
+    with pytest.raises(ValueError, match="records a real NVIDIA GPU"):
+        open_runner("MOCKNV", "cuda")
+    with pytest.raises(ValueError, match="unknown backend 'hip'"):
+        open_runner("NV", "hip")
