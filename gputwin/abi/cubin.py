@@ -87,6 +87,8 @@ class _Section:
 
 def _u(fmt: str, data: bytes, off: int, what: str):
     try:
+        if off > len(data):
+            raise struct.error(what)
         return struct.unpack_from(fmt, data, off)
     except struct.error:
         raise CubinError(f"truncated cubin: {what} at offset {off:#x} runs past the end ({len(data)} bytes)") from None
@@ -133,11 +135,24 @@ def eiattr_records(info: bytes) -> list[tuple[int, int, int | bytes]]:
     return out
 
 
-def _kparam(data: bytes) -> KParam:
-    if len(data) != 12:
-        raise CubinError(f"EIATTR_KPARAM_INFO of {len(data)} bytes, expected 12")
-    _index, ordinal, offset, bits = struct.unpack("<IHHI", data)
+def _fields(fmt: str, data, attr: int, variable: bool = False) -> tuple:
+    """An SVAL record's fields; `variable`: a list of `fmt` items. A size that does not fit is a CubinError."""
+    size = struct.calcsize(fmt)
+    if not isinstance(data, bytes) or (len(data) % size if variable else len(data) != size):
+        got = f"{len(data)} bytes" if isinstance(data, bytes) else "a value, not data"
+        raise CubinError(f"EIATTR {attr:#x}: {got}, expected {'a multiple of ' if variable else ''}{size}")
+    return struct.unpack(f"<{len(data) // size * fmt[1:] if variable else fmt[1:]}", data)
+
+
+def _kparam(data) -> KParam:
+    _index, ordinal, offset, bits = _fields("<IHHI", data, EIATTR_KPARAM_INFO)
     return KParam(ordinal, offset, bits >> 18, bits & 0xFF)
+
+
+def _value(data, attr: int) -> int:
+    if not isinstance(data, int):
+        raise CubinError(f"EIATTR {attr:#x}: {len(data)} bytes of data where a value belongs")
+    return data
 
 
 def read_cubin(elf: bytes) -> Cubin:
@@ -148,6 +163,8 @@ def read_cubin(elf: bytes) -> Cubin:
     symtab = next((s for s in secs if s.type == 2), None)
     if symtab is None:
         raise CubinError("no .symtab")
+    if not 0 <= symtab.link < len(secs):
+        raise CubinError(f".symtab links string table {symtab.link}, outside the {len(secs)} sections")
     strtab = secs[symtab.link]
 
     def symbol_name(index: int) -> str:
@@ -170,7 +187,7 @@ def read_cubin(elf: bytes) -> Cubin:
     if (glob := by_name.get(".nv.info")) is not None:
         for _fmt, attr, data in eiattr_records(elf[glob.offset:glob.offset + glob.size]):
             if attr in (EIATTR_REGCOUNT, EIATTR_FRAME_SIZE, EIATTR_MIN_STACK_SIZE):
-                sym, value = struct.unpack("<II", data)
+                sym, value = _fields("<II", data, attr)
                 per_symbol.setdefault(symbol_name(sym), {})[attr] = value
     for name, k in cubin.kernels.items():
         attrs = per_symbol.get(name, {})
@@ -185,14 +202,14 @@ def read_cubin(elf: bytes) -> Cubin:
             if attr == EIATTR_KPARAM_INFO:
                 params.append(_kparam(data))
             elif attr == EIATTR_PARAM_CBANK:
-                _sym, k.param_cbank_offset, _size = struct.unpack("<IHH", data)
+                _sym, k.param_cbank_offset, _size = _fields("<IHH", data, attr)
             elif attr == EIATTR_CBANK_PARAM_SIZE:
-                k.params_size = data
+                k.params_size = _value(data, attr)
             elif attr == EIATTR_NUM_BARRIERS:
-                k.barriers = data
+                k.barriers = _value(data, attr)
             elif attr == EIATTR_MAX_THREADS:
-                k.max_threads = struct.unpack("<III", data)
+                k.max_threads = _fields("<III", data, attr)
             elif attr == EIATTR_EXIT_INSTR_OFFSETS:
-                k.exit_offsets = struct.unpack(f"<{len(data) // 4}I", data)
+                k.exit_offsets = _fields("<I", data, attr, variable=True)
         k.params = tuple(sorted(params, key=lambda p: p.ordinal))
     return cubin

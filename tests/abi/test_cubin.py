@@ -8,6 +8,8 @@ import struct
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gputwin.abi import nv_classes as c
 from gputwin.abi.cubin import CubinError, eiattr_records, read_cubin
@@ -91,3 +93,23 @@ def test_eiattr_records_decode_each_format_and_refuse_overruns():
         eiattr_records(bytes([4, 0x17, 12, 0, 1, 2]))
     with pytest.raises(CubinError, match="unknown format 9"):
         eiattr_records(bytes([9, 0x17, 0, 0]))
+
+
+@needs_ptxas
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.sampled_from(["elf header", "section headers", "nv.info", "anywhere"]),
+                                 st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=8),
+       cut=st.integers(0, 1 << 20))
+def test_damaged_cubins_fail_with_cuberror_only(built, edits, cut):
+    elf = bytearray(built[2])
+    shoff, shnum = struct.unpack_from("<Q", elf, 0x28)[0], struct.unpack_from("<H", elf, 0x3C)[0]
+    info = elf.index(b"\x04\x2f\x08\x00")          # the first EIATTR_REGCOUNT record of .nv.info
+    for where, pos, value in edits:
+        base, span = {"elf header": (0, 64), "section headers": (shoff, 64 * shnum), "nv.info": (info, 256),
+                      "anywhere": (0, len(elf))}[where]
+        elf[(base + pos % span) % len(elf)] = value
+    for image in (bytes(elf), bytes(elf[:cut % len(elf)])):
+        try:
+            read_cubin(image)
+        except CubinError:
+            pass
