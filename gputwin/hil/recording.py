@@ -64,9 +64,14 @@ class Recording:
 
 
 def read(path: pathlib.Path) -> Recording:
-    with np.load(path) as z:
-        meta = json.loads(z["meta"].tobytes())
-        out = z["out"]
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(z["meta"].tobytes())
+            out = z["out"]
+    except (OSError, KeyError, ValueError, EOFError) as e:      # zip, npy and JSON errors all say what broke
+        raise ValueError(f"{path}: not a gputwin recording ({type(e).__name__}: {e})") from None
+    if not isinstance(meta, dict) or out.dtype not in (np.uint32, np.uint64):
+        raise ValueError(f"{path}: not a gputwin recording (meta {type(meta).__name__}, out {out.dtype})")
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: recording format {meta.get('format')}, this gputwin reads {FORMAT}")
     return Recording(path, meta, out)

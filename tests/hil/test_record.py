@@ -96,6 +96,13 @@ def test_stale_recordings_are_refused_with_the_reason(recorded, tmp_path, change
     assert m is not None and reason in m.reason and reason in str(m)
 
 
+def test_a_damaged_file_is_refused_naming_it(tmp_path):
+    bad = tmp_path / "x.npz"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(ValueError, match=r"x\.npz: not a gputwin recording"):
+        recording.read(bad)
+
+
 def test_unknown_format_is_refused(recorded, tmp_path):
     root, _, _ = recorded
     dst = tmp_path / "x.npz"
