@@ -14,6 +14,7 @@ import io
 import json
 import pathlib
 import time
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,7 +69,7 @@ def read(path: pathlib.Path) -> Recording:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes())
             out = z["out"]
-    except (OSError, KeyError, ValueError, EOFError) as e:      # zip, npy and JSON errors all say what broke
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as e:   # each says what broke
         raise ValueError(f"{path}: not a gputwin recording ({type(e).__name__}: {e})") from None
     if not isinstance(meta, dict) or out.dtype not in (np.uint32, np.uint64):
         raise ValueError(f"{path}: not a gputwin recording (meta {type(meta).__name__}, out {out.dtype})")
