@@ -1,5 +1,6 @@
 """PTX emulator throughput: warp-instructions per second on a naive 256x256 f32 matmul (nvcc -ptx
-fixture), and the first launch of a freshly parsed module of a few hundred PTX lines. One figure per
+fixture, best of three; wall and process CPU time), the shared-memory tiled matmul and a divergent loop
+(collatz), and the first launch of a freshly parsed module of a few hundred PTX lines. One figure per
 line: `name value unit`.
 
     python bench/bench_ptx.py
@@ -29,6 +30,17 @@ def matmul(n=256, kernel="matmul_naive"):
     return c, time.perf_counter() - t, time.process_time() - cpu
 
 
+def collatz(n=32768):
+    """A divergent kernel: data-dependent trip counts, about 40% of lanes busy per warp instruction."""
+    mod = load_module((FIX / "loops.ptx").read_text())
+    ar = Arena(AddressSpace())
+    x = np.random.default_rng(0).integers(1, 1000, n).astype(np.uint32)
+    px, ps = ar.alloc(4 * n, x), ar.alloc(4 * n)
+    cpu = time.process_time()
+    c = launch(ar.mem, mod, "collatz", [px, ps, n], grid=(n // 256,), block=(256,))
+    return c, time.process_time() - cpu
+
+
 def first_launch():
     """Parse, plan, bind and run reduce.ptx (4 kernels, ~375 lines) never seen before in this process."""
     text = (FIX / "reduce.ptx").read_text() + "\n// " + str(time.time_ns())   # a module not yet cached
@@ -38,10 +50,10 @@ def first_launch():
     n = 256
     x = np.arange(n, dtype=np.float32)
     px, po = ar.alloc(4 * n, x), ar.alloc(4)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     mod = load_module(text)
     launch(ar.mem, mod, "reduce_shared", [px, po, n], grid=(1,), block=(256,))
-    return lines, time.perf_counter() - t
+    return lines, time.perf_counter() - t, time.process_time() - cpu
 
 
 def main():
@@ -56,8 +68,12 @@ def main():
     runs = [matmul(kernel="matmul_tiled") for _ in range(3)]
     c, cpu = runs[0][0], min(r[2] for r in runs)
     print(f"ptx_matmul256_tiled_warp_insts_per_cpu_s {c.warp_insts / cpu / 1e6:.2f} M/s (shared-memory tiles)")
-    lines, dt = first_launch()
-    print(f"ptx_first_launch_ms {dt * 1e3:.1f} ms ({lines} PTX lines)")
+    runs = [collatz() for _ in range(3)]
+    c, cpu = runs[0][0], min(r[1] for r in runs)
+    print(f"ptx_collatz32k_warp_insts_per_cpu_s {c.warp_insts / cpu / 1e6:.2f} M/s (divergent loops)")
+    lines, dt, cpu = first_launch()
+    print(f"ptx_first_launch_ms {dt * 1e3:.1f} ms (wall, {lines} PTX lines)")
+    print(f"ptx_first_launch_cpu_ms {cpu * 1e3:.1f} ms (process CPU time)")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.emu.amd import hostmem  # noqa: F401 - keeps big numpy temporaries' pages (shared by both emulators)
 from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.ops.warp import sync_members
 from gputwin.emu.nv.ptx.state import Batch
@@ -41,11 +43,6 @@ from gputwin.errors import GpuHang
 
 MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
 STEPS_PER_WATCHDOG_SECOND = 1_000_000
-MAXD = 64                     # call-depth rank of the kernel body
-DEPTH = 1 << 32               # key = rank * DEPTH + pc
-SYNC = 1 << 49                # added to the key of a thread waiting for its warp at a .sync warp op
-WAIT = 1 << 50                # added to the key of a thread parked at a barrier
-EXIT = 1 << 52                # the key of an exited thread
 
 
 @dataclass
@@ -224,9 +221,9 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                 mn += 1                     # date lazily, before the next control instruction
                 conv = stale = True
             else:
-                key[mask] += 1
+                key += mask                 # bool adds as 0/1: one pass, no scatter
                 conv = False
-        if steps & 1023 == 0:
+        if steps & 63 == 0:                 # a slow step (exact f64 paths) must not outlast the watchdog
             if steps > budget or time.monotonic() > deadline:
                 ins = plan.code[pc]
                 raise GpuHang(f"PTX kernel {plan.kernel} still running after {steps} steps "

@@ -69,7 +69,10 @@ class Module:
             except PtxError as e:           # an unmodelled instruction fails this kernel's launches only
                 from gputwin.emu.nv.ptx.plan import build_plan
                 k._error = e
-                k.static_shared_bytes = build_plan(self, k, check=False).shared_static
+                try:
+                    k.static_shared_bytes = build_plan(self, k, check=False).shared_static
+                except PtxError:
+                    k.static_shared_bytes = 0
 
     def plan(self, name: str):
         from gputwin.emu.nv.ptx.plan import build_plan

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.types import TYPES
 from gputwin.emu.nv.ptx.module import align_up, decl_align, decl_size
 from gputwin.emu.nv.ptx.parser import Instr, Label, Vec, Sym, VarDecl
 
@@ -106,6 +107,9 @@ def build_plan(mod, k, check: bool = True) -> Plan:
                 labels[it.name] = len(plan.code)
             elif isinstance(it, VarDecl):
                 if it.space == "reg":
+                    if it.type not in TYPES or TYPES[it.type][0] > 8:
+                        raise PtxError(f"registers of type .{it.type} are not modelled", line=it.line,
+                                       token=it.name)
                     names_ = ([f"{it.name}{i}" for i in range(it.range_count)] if it.range_count is not None
                               else [it.name])
                     for rn in names_:

@@ -150,7 +150,7 @@ def test_out_of_bounds_global_access_faults_with_address_and_line():
     text = kernel(body)
     with pytest.raises(MemoryFault, match=r"PTX line 1[0-9]") as e:
         run(text)
-    assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write
+    assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write and e.value.ptx_line == 15
 
 
 def test_misaligned_access_faults():
@@ -162,7 +162,7 @@ def test_misaligned_access_faults():
 def test_trap_is_a_gpu_fault_of_kind_trap():
     with pytest.raises(GpuFault, match="trap at PTX line") as e:
         run(kernel("setp.eq.u32 %p1, %r0, 7;\n@%p1 trap;"))
-    assert e.value.kind == "trap"
+    assert e.value.kind == "trap" and e.value.ptx_line == 15
 
 
 def test_runaway_kernel_is_a_hang(monkeypatch):
@@ -378,3 +378,26 @@ OUT:
     """
     got, _ = run(kernel(body))
     assert got.tolist() == [5] * 16 + [20] * 16          # each group reads within itself (PTX: undefined)
+
+
+def test_vector_access_must_be_aligned_to_the_whole_vector():
+    body = "add.u64 %rd2, %rd0, 8;\nld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd2];"
+    with pytest.raises(MemoryFault, match="misaligned 16-byte global") as e:
+        run(kernel(body))
+    assert e.value.address % 16 == 8
+
+
+def test_match_all_and_128_bit_loads_fail_closed():
+    body = """
+    shr.u32 %r1, %r0, 4;
+    match.all.sync.b32 %r2|%p1, %r1, -1;
+    selp.u32 %r3, 1, 0, %p1;
+    add.u32 %r4, %r2, %r3;
+    st.global.u32 [%rd1], %r4;
+    """
+    got, _ = run(kernel(body))
+    assert got.tolist() == [0] * 32                      # two different values: no match, p false
+    got, _ = run(kernel(body.replace("shr.u32 %r1, %r0, 4;", "shr.u32 %r1, %r0, 5;")))
+    assert got.tolist() == [0xFFFFFFFF + 1 & 0xFFFFFFFF] * 32
+    with pytest.raises(PtxError, match="registers of type .b128 are not modelled"):
+        run(kernel(".reg .b128 %q;\nld.global.b128 %q, [%rd0];"))

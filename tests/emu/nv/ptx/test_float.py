@@ -154,3 +154,23 @@ def test_sqrt_and_div_directed(t, ft, ut, mode):
     b = (rng.standard_normal(24) * np.exp2(rng.integers(-30, 30, 24))).astype(ft)
     got = run_op(f"div.{mode}.{t} %d, %a, %b;", t, t, a.view(ut), b.view(ut)).view(ft)
     assert [int(v) for v in got.view(ut)] == [int(round_exact(fr(x) / fr(y), t, mode).view(ut)) for x, y in zip(a, b)]
+
+
+def test_documented_decisions_f64_nan_and_int64_division_by_zero():
+    nan = np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64)
+    one = np.array([1.0, 2.0]).view(np.uint64)
+    assert run_op("add.f64 %d, %a, %b;", "f64", "f64", nan, one).tolist() == [0x7FFFFFFFFFFFFFFF] * 2
+    assert run_op("min.f64 %d, %a, %b;", "f64", "f64", nan, nan).tolist() == [0x7FFFFFFFFFFFFFFF] * 2
+    a = np.array([5, -5], np.int64).view(np.uint64)
+    z = np.zeros(2, np.uint64)
+    assert run_op("div.s64 %d, %a, %b;", "s64", "s64", a, z).tolist() == [2**64 - 1] * 2
+    assert run_op("rem.s64 %d, %a, %b;", "s64", "s64", a, z).tolist() == a.tolist()
+    assert run_op("div.u64 %d, %a, %b;", "u64", "u64", a, z).tolist() == [2**64 - 1] * 2
+
+
+def test_f16_ftz_flushes_half_subnormals():
+    h = lambda *v: np.array(v, np.float16).view(np.uint16)
+    a, b = h(6e-5, 1e-4), h(0.5, 0.5)            # 6e-5 is an f16 subnormal; 1e-4 * 0.5 = 5e-5 is one too
+    assert run_op("mul.rn.f16 %d, %a, %b;", "f16", "f16", a, b).tolist() == \
+        [int(v) for v in h(np.float16(6e-5) * np.float16(0.5), np.float16(1e-4) * np.float16(0.5))]
+    assert run_op("mul.rn.ftz.f16 %d, %a, %b;", "f16", "f16", a, b).tolist() == [0, 0]

@@ -10,14 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
 from gputwin.errors import GpuFault
 
-DEPTH = 1 << 32
-WAIT = 1 << 50
-EXIT = 1 << 52
-MAXD = 64
 
 
 def _split(b, ins, m):
@@ -32,10 +29,11 @@ def _split(b, ins, m):
 
 
 def _set(key, m, value):
+    """key = value where m (None: everywhere); a branch-free blend, fast on irregular masks."""
     if m is None:
         key[...] = value
     else:
-        key[m] = value
+        np.bitwise_xor(key, (key ^ np.int64(value)) & np.negative(m.astype(np.int64)), out=key)
 
 
 def _advance(key, m):
@@ -65,9 +63,9 @@ def bra(ins, b):
             if not p.any():
                 return b.cur_key + 1
         taken = p if m is None else (m & p)
-        key[taken] = base + tgt
         nt = ~p if m is None else (m & ~p)
-        key[nt] += 1
+        key += nt                                  # not taken: next instruction
+        _set(key, taken, base + tgt)
     return run
 
 
@@ -77,7 +75,7 @@ def exit_(ins, b):
         t, nt = _split(b, ins, m)
         _set(b.key, t, EXIT)
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -95,7 +93,7 @@ def ret(ins, b):
             else:
                 b.key[t] = back + b.stack[depth - 1][t]
         if nt is not None:
-            b.key[nt] += 1
+            b.key += nt
     return run
 
 
@@ -143,7 +141,7 @@ def call(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is not None and not t.any():
-            b.key[nt] += 1
+            b.key += nt
             return
         depth = MAXD - (b.cur_key // DEPTH)
         if depth + 1 > b.plan.max_depth:
@@ -156,7 +154,7 @@ def call(ins, b):
             b.stack[depth][t] = here + 1
         _set(b.key, t, (MAXD - depth - 1) * DEPTH + entry)
         if nt is not None:
-            b.key[nt] += 2                        # skip the call and its return step
+            b.key += nt.astype(np.int64) * 2      # skip the call and its return step
     return run
 
 
@@ -173,8 +171,10 @@ def trap(ins, b):
     def run(m):
         t, nt = _split(b, ins, m)
         if t is None or t.any():
-            raise GpuFault(f"trap at PTX line {ins.line}", kind="trap")
-        b.key[nt] += 1
+            e = GpuFault(f"trap at PTX line {ins.line}", kind="trap")
+            e.ptx_line = ins.line
+            raise e
+        b.key += nt
     return run
 
 

@@ -246,7 +246,8 @@ def mov(ins, b):
 def cvta(ins, b):
     t = the_type(ins)
     to = "to" in ins.mods
-    space = [m for m in ins.mods if m in ("global", "shared", "local", "const", "param")]
+    space = [m for m in ins.mods if m in ("global", "shared", "local", "const", "param", "shared::cta")]
+    space = ["shared" if m == "shared::cta" else m for m in space]
     if not space or space[0] == "param":
         raise unmodelled(ins)
     window = {"global": 0, "const": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space[0]]

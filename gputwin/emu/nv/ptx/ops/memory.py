@@ -22,7 +22,9 @@ def space_of(ins):
     if not sp:
         return "generic"
     s = sp[0]
-    return "shared" if s.startswith("shared::") else s
+    if s == "shared::cluster":
+        raise unmodelled(ins, "distributed shared memory (clusters)")
+    return "shared" if s == "shared::cta" else s
 
 
 def vec_of(ins):
@@ -51,9 +53,15 @@ def _param_slot(b, ins, addr: Addr):
     raise PtxError(f"unknown parameter {name}", line=ins.line, token=name)
 
 
+def _no_b128(ins, t):
+    if T.size(t) > 8:
+        raise unmodelled(ins, "128-bit values")
+
+
 @op("ld", "ldu")
 def ld(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
@@ -112,6 +120,7 @@ def ld(ins, b):
 @op("st")
 def st(ins, b):
     t = the_type(ins)
+    _no_b128(ins, t)
     sp = space_of(ins)
     n = T.size(t)
     vec = vec_of(ins)
