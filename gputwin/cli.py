@@ -210,6 +210,24 @@ def cmd_conformance(args) -> int:
     return 1 if any(r["total"]["error"] for r in rep.values()) else 0
 
 
+def cmd_hil(args) -> int:
+    """Hardware-in-loop (docs/hil.md). `record` runs the conformance programs on --dev and writes one recording
+    per instruction to --out (fixtures/hw/<arch>/ by convention); `replay` runs every recording found under
+    DIR on the emulator and compares bit for bit. Exit status 1 when a recording differs."""
+    from gputwin.hil import record as hil
+    if args.hil_command == "record":
+        out = args.out
+        if out is None:
+            raise SystemExit("gputwin hil record: --out DIR is required (fixtures/hw/<arch>/ by convention)")
+        try:
+            hil.record(args.dev or "MOCKNV", out, backend=args.backend, seed=args.seed)
+        except (NotImplementedError, RuntimeError, ValueError) as e:
+            print(f"gputwin hil record: {e}", file=sys.stderr)
+            return 2
+        return 0
+    return 1 if hil.replay(args.dir) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gputwin", description="GPU driver stack verified on emulated hardware.")
     p.add_argument("--version", action="version", version=f"gputwin {gputwin.__version__}")
@@ -265,6 +283,19 @@ def build_parser() -> argparse.ArgumentParser:
     conf.set_defaults(func=cmd_conformance)
 
     fuzz_cli.add_subcommand(sub)
+
+    hil = sub.add_parser("hil", help="record conformance programs on a device; replay recordings on the emulator",
+                         description=cmd_hil.__doc__)
+    hil_sub = hil.add_subparsers(dest="hil_command", required=True, metavar="record|replay")
+    rec = hil_sub.add_parser("record", help="run the conformance programs on --dev and write recordings")
+    rec.add_argument("--dev", help="device spec: NV, NV:<index>, MOCKNV[:sm_NN] (default MOCKNV)")
+    rec.add_argument("--out", help="directory for the recordings, e.g. fixtures/hw/sm_90/")
+    rec.add_argument("--backend", default="driver", choices=("driver", "cuda"),
+                     help="driver: gputwin's own driver (default); cuda: NVIDIA's CUDA driver API (cuda-bindings)")
+    rec.add_argument("--seed", type=int, default=20261201, help="seed of the random inputs")
+    rep = hil_sub.add_parser("replay", help="replay every recording under DIR on the emulator")
+    rep.add_argument("dir", nargs="?", default="fixtures/hw", help="directory searched for *.npz (default fixtures/hw)")
+    hil.set_defaults(func=cmd_hil)
     return p
 
 

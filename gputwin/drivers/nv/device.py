@@ -20,8 +20,10 @@ from gputwin.abi import nv_qmd as q
 from gputwin.abi import nv_rm as r
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
 from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
-from gputwin.drivers.nv import ptx_params
+from gputwin.abi.cubin import CubinKernel, read_cubin
+from gputwin.drivers.nv import ptx_params, sass
 from gputwin.drivers.nv.channel import GPFIFO_ENTRIES, PUSHBUF_BYTES, Channel
+from gputwin.drivers.nv.qmd import launch_qmd
 from gputwin.drivers.nv.queues import NVComputeQueue, NVCopyQueue, inc
 from gputwin.drivers.nv.rm import RM, UVM
 from gputwin.errors import GpuFault, GpuHang, MemoryFault
@@ -38,17 +40,36 @@ def round_up(n: int, a: int) -> int:
 
 
 class NVProgram(Program):
-    def __init__(self, device: "NVDevice", kernel: ptx_params.PtxKernel, image: Buffer):
+    """A loaded kernel. `cubin` (a real GPU): the kernel's entry in the uploaded cubin image; None on the
+    emulated SM, whose image is `name NUL ptx NUL`."""
+
+    def __init__(self, device: "NVDevice", kernel: ptx_params.PtxKernel, image: Buffer, cubin: CubinKernel | None = None):
         super().__init__(device, kernel.name)
-        self.kernel, self.image = kernel, image
+        self.kernel, self.image, self.cubin = kernel, image, cubin
 
     def signature(self) -> str:
         return self.kernel.signature()
 
 
+def cubin_kernel_signature(ck: CubinKernel, ptx_kernel: ptx_params.PtxKernel | None) -> ptx_params.PtxKernel:
+    """The launch signature of a cubin kernel: the PTX's typed parameters when the PTX is known (its layout must
+    equal the cubin's EIATTR_KPARAM_INFO, else the two disagree on the ABI), otherwise the cubin's own layout:
+    8-byte parameters as .u64 (a buffer or an integer), others as exactly that many raw bytes."""
+    layout = tuple((p.offset, p.size) for p in ck.params)
+    if ptx_kernel is not None:
+        mine = tuple((p.offset, p.size) for p in ptx_kernel.params)
+        if mine != layout or ptx_kernel.params_size != ck.params_size:
+            raise ptx_params.PtxSignatureError(f"{ck.name}: PTX parameters at {mine} ({ptx_kernel.params_size} B) but "
+                                               f"the cubin's at {layout} ({ck.params_size} B)")
+        return ptx_kernel
+    params = tuple(ptx_params.PtxParam(f"p{p.ordinal}", "u64" if p.size == 8 else "b8", p.size, 1 << p.log_alignment,
+                                       p.offset, p.size != 8) for p in ck.params)
+    return ptx_params.PtxKernel(ck.name, params, ck.params_size, ck.shared_bytes)
+
+
 class NVDevice(HCQDevice):
     def __init__(self, kernel: Kernel, index: int = 0, *, ptx_native: bool = False):
-        """`ptx_native`: the GPU executes PTX (gputwin's emulated SM); a real GPU needs SASS (not built yet)."""
+        """`ptx_native`: the GPU executes PTX (gputwin's emulated SM); a real GPU runs SASS from a cubin."""
         self.kernel, self.index, self.ptx_native = kernel, index, ptx_native
         self._files, self._maps, self._programs, self.rm, self.uvm = [], [], {}, None, None
         self._host_memory = []      # anonymous mappings behind allocations, unmapped at close
@@ -236,15 +257,20 @@ class NVDevice(HCQDevice):
 
     # --- programs ------------------------------------------------------------------------------------------
     def load(self, image, name: str) -> NVProgram:
-        """Load kernel `name` of a PTX module (text)."""
+        """Load kernel `name` of a PTX module (text) or, on a real GPU, of a cubin (ELF bytes). A real GPU gets
+        PTX compiled to a cubin (sass.compile_ptx: nvJitLink or ptxas, cached); the emulated SM runs PTX."""
         self._check()
+        if isinstance(image, (bytes, bytearray, memoryview)) and bytes(image[:4]) == b"\x7fELF":
+            if self.ptx_native:
+                raise NotImplementedError(f"{self.name}: the emulated SM executes PTX, not SASS; load the PTX "
+                                          f"the cubin was built from")
+            return self._load_cubin(bytes(image), name, None)
         text = image.decode() if isinstance(image, (bytes, bytearray)) else str(image)
         kernels = ptx_params.kernels(text)
         if name not in kernels:
             raise KeyError(f"no kernel {name!r} in the PTX module; it has {', '.join(sorted(kernels)) or 'none'}")
         if not self.ptx_native:
-            raise NotImplementedError(f"{self.name}: loading PTX on a real GPU needs the PTX-to-SASS compiler "
-                                      f"(ptxas / nvJitLink), which this driver does not have yet")
+            return self._load_cubin(sass.compile_ptx(text, self.arch), name, kernels[name])
         key = (text, name)
         if key not in self._programs:
             blob = name.encode() + b"\0" + text.encode() + b"\0"
@@ -252,6 +278,25 @@ class NVDevice(HCQDevice):
             self.copyin(buf, blob)
             self._programs[key] = buf
         return NVProgram(self, kernels[name], self._programs[key])
+
+    def _load_cubin(self, elf: bytes, name: str, ptx_kernel: ptx_params.PtxKernel | None) -> NVProgram:
+        """Upload the whole cubin once; the kernel's code is its .text section at that offset in the image."""
+        cubin = read_cubin(elf)
+        if cubin.arch != self.arch:
+            raise ValueError(f"{self.name}: the cubin is for {cubin.arch}, this GPU is {self.arch}")
+        ck = cubin.kernels.get(name)
+        if ck is None:
+            raise KeyError(f"no kernel {name!r} in the cubin; it has {', '.join(sorted(cubin.kernels)) or 'none'}")
+        if ck.relocations or ck.frame_bytes:
+            raise NotImplementedError(f"{self.name}: kernel {name} needs {ck.relocations} relocation(s) and "
+                                      f"{ck.frame_bytes} bytes of local memory; this loader applies neither")
+        kernel = cubin_kernel_signature(ck, ptx_kernel)
+        key = (elf, None)
+        if key not in self._programs:
+            buf = self._alloc(len(elf))
+            self.copyin(buf, elf)
+            self._programs[key] = buf
+        return NVProgram(self, kernel, self._programs[key], ck)
 
     def _pointer_of(self, value) -> int:
         if not isinstance(value, Buffer):
@@ -270,8 +315,9 @@ class NVDevice(HCQDevice):
             raise ValueError(f"{kern.name}: a block of {block} exceeds 1024 threads (z at most 64)")
         if grid[1] >= 1 << 16 or grid[2] >= 1 << 16 or grid[0] >= 1 << 31:
             raise ValueError(f"{kern.name}: grid {grid} exceeds (2^31-1, 65535, 65535)")
-        off = c.CBANK0_PARAM_OFFSET[self.compute_class]
-        cb_size = round_up(off + len(params), 16)
+        ck = program.cubin
+        off = c.CBANK0_PARAM_OFFSET[self.compute_class] if ck is None else ck.param_cbank_offset
+        cb_size = round_up(max(off + len(params), len(ck.constant0) if ck else 0), 16)
         if 0x100 + cb_size > LAUNCH_SLOT:
             raise ValueError(f"{kern.name}: {len(params)} parameter bytes exceed the {LAUNCH_SLOT - 0x100 - off} "
                              f"this driver reserves")
@@ -282,24 +328,23 @@ class NVDevice(HCQDevice):
         self._launch_used += LAUNCH_SLOT
         qmd_va, cb_va = self._launch_pool.va + slot, self._launch_pool.va + slot + 0x100
         view = self._launch_pool.host_view()
+        if ck is not None:                      # the compiler's constant-bank-0 image, then the parameters
+            view[slot + 0x100:slot + 0x100 + len(ck.constant0)] = memoryview(ck.constant0)
         view[slot + 0x100 + off:slot + 0x100 + off + len(params)] = memoryview(params)
-        qmd = q.QMD()
-        for f in ("INVALIDATE_TEXTURE_HEADER_CACHE", "INVALIDATE_TEXTURE_SAMPLER_CACHE", "INVALIDATE_TEXTURE_DATA_CACHE",
-                  "INVALIDATE_SHADER_DATA_CACHE", "INVALIDATE_SHADER_CONSTANT_CACHE", "SM_GLOBAL_CACHING_ENABLE",
-                  "API_VISIBLE_CALL_LIMIT", "SAMPLER_INDEX", "CONSTANT_BUFFER_VALID0"):
-            qmd.set(f, 1)
-        qmd.set("QMD_MAJOR_VERSION", q.QMD_MAJOR_VERSION_03).set("QMD_VERSION", q.QMD_VERSION_00)
-        qmd.set("CTA_RASTER_WIDTH", grid[0]).set("CTA_RASTER_HEIGHT", grid[1]).set("CTA_RASTER_DEPTH", grid[2])
-        for i in range(3):
-            qmd.set(f"CTA_THREAD_DIMENSION{i}", block[i])
-        qmd.set("SHARED_MEMORY_SIZE", kern.static_shared + lds).set("BARRIER_COUNT", 1)
-        qmd.set("PROGRAM_ADDRESS_LOWER", program.image.va & 0xFFFFFFFF).set("PROGRAM_ADDRESS_UPPER", program.image.va >> 32)
-        qmd.set("CONSTANT_BUFFER_ADDR_LOWER0", cb_va & 0xFFFFFFFF).set("CONSTANT_BUFFER_ADDR_UPPER0", cb_va >> 32)
-        qmd.set("CONSTANT_BUFFER_SIZE_SHIFTED40", cb_size >> 4)
+        qmd = self._qmd(program, grid, block, lds, cb_va, cb_size)
         view[slot:slot + q.QMD_SIZE] = memoryview(qmd.to_bytes())
         wait, sig = self._next_value()
         self._submit(self._compute_queue().wait(self.timeline_signal, wait).launch(qmd_va)
                      .signal(self.timeline_signal, sig))
+
+    def _qmd(self, program: NVProgram, grid, block, lds: int, cb_va: int, cb_size: int) -> q.QMD:
+        ck = program.cubin
+        if ck is None:
+            return launch_qmd(grid=grid, block=block, shared_bytes=program.kernel.static_shared + lds,
+                              program_va=program.image.va, cb_va=cb_va, cb_size=cb_size)
+        return launch_qmd(grid=grid, block=block, shared_bytes=ck.shared_bytes + lds,
+                          program_va=program.image.va + ck.text_offset, cb_va=cb_va, cb_size=cb_size,
+                          registers=ck.registers, barriers=ck.barriers, arch=self.arch)
 
     def _wait_previous(self) -> None:
         """Wait for every submission before the one being pushed (whose timeline value is already taken), so

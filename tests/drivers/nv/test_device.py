@@ -178,15 +178,6 @@ def test_close_frees_every_rm_object_and_uvm_mapping():
     assert not rm.clients and not rm.gpus[0].emu.mem.regions() and not rm.gpus[0].emu.channels
 
 
-def test_real_gpu_load_needs_a_ptx_compiler(ptx):
-    kernel = MockKernel()
-    install(kernel, ["sm_90"])
-    dev = NVDevice(kernel, 0, ptx_native=False)
-    with pytest.raises(NotImplementedError, match="PTX-to-SASS compiler"):
-        dev.load(ptx["sm_90"], "empty")
-    dev.close()
-
-
 def test_trap_is_a_gpu_fault_reported_through_the_error_notifier(ptx):
     from gputwin.errors import GpuFault
     dev = gputwin.open_device("MOCKNV")

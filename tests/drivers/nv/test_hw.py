@@ -1,6 +1,5 @@
 """The NV driver on a real GPU: `pytest --dev NV tests/drivers/nv/test_hw.py` on a Hopper or Ampere machine
-with nvidia.ko 580.105.08. The same calls as the MOCKNV tests; the copy path runs today, kernel launches
-need the PTX-to-SASS step the driver does not have yet (they are expected to raise NotImplementedError)."""
+with nvidia.ko 580.105.08 and `pip install 'gputwin[nv]'` (PTX -> cubin). The same calls as the MOCKNV tests."""
 import numpy as np
 import pytest
 
@@ -32,6 +31,17 @@ def test_reports_a_modelled_arch_on_hardware(hw):
     assert hw.arch in ("sm_90", "sm_80", "sm_89") and hw.sm_count > 0
 
 
-def test_ptx_launch_says_what_is_missing_on_hardware(hw, ptx):
-    with pytest.raises(NotImplementedError, match="PTX-to-SASS"):
-        hw.load(ptx["sm_90"], "empty")
+def test_saxpy_from_ptx_is_bit_exact_on_hardware(hw, ptx):
+    n = 1000
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    bx, by = hw.alloc(4 * n), hw.alloc(4 * n)
+    hw.copyin(bx, x)
+    hw.copyin(by, y)
+    hw.load(ptx[hw.arch], "saxpy")(by, bx, np.float32(1.5), n, grid=(8, 1, 1), block=(128, 1, 1), wait=True)
+    out = np.empty(n, np.float32)
+    hw.copyout(out, by)
+    # the PTX has fma.rn.f32: one rounding. 1.5*x + y is exact in float64 for these magnitudes (a 2-bit factor,
+    # exponents within a few dozen), so rounding it to f32 once is the fused result
+    fma = (np.float64(1.5) * x.astype(np.float64) + y).astype(np.float32)
+    assert np.array_equal(out.view(np.uint32), fma.view(np.uint32))
