@@ -30,12 +30,14 @@ _F = FORMATS
 _PLANS: dict[tuple[int, bool, bool], tuple] = {}
 
 
-def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True) -> tuple:
+def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True, notes: bool = False) -> tuple:
     """Per slot (role, lo, mask, table, lit_at): table[field value] is the ready Operand, or None for the
     rare cases _slow handles (literals, reserved encodings). Built once per table entry.
     strict=False (execution): 16-bit e32 operand fields LLVM limits to v0..v127 ("w") take all 8 bits,
-    bit 7 selecting the register's high half as the hardware does (see _halves)."""
-    plan = _PLANS.get((id(slots), wave64, strict))
+    bit 7 selecting the register's high half as the hardware does (see _halves).
+    notes=True (strict WMMA decoding): sources outside the register class decode, so the disassembler can
+    print LLVM's "Invalid register" notes; execution never asks for it."""
+    plan = _PLANS.get((id(slots), wave64, strict, notes))
     if plan is None:
         rows = []
         for s in slots:
@@ -46,10 +48,11 @@ def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True) -> tuple:
             kind, w16 = s.kind, s.allowed[:1] == "w"
             if w16 and not strict:
                 kind, w16 = {"v": "v16", "src": "src16"}.get(kind, kind), False
-            table, lit_at = _field_table(kind, s.field, s.count, s.ptype, w16, s.width, s.allowed)
+            allowed = "" if notes and kind == "src" else s.allowed
+            table, lit_at = _field_table(kind, s.field, s.count, s.ptype, w16, s.width, allowed)
             rows.append((s.role, s.lo if s.kind not in ("lit", "imp") else 0, (1 << s.width) - 1
                          if s.kind not in ("lit", "imp") else 0, table, lit_at))
-        plan = _PLANS[(id(slots), wave64, strict)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
+        plan = _PLANS[(id(slots), wave64, strict, notes)] = (tuple(rows), slots)   # keep slots alive: the id stays unique
     return plan[0]
 
 
@@ -372,9 +375,9 @@ class Decoder:
             raise _Illegal("truncated literal")
         return int.from_bytes(b[at:at + 4], "little")
 
-    def _operands(self, slots, word: int, literal: int | None, skip=()) -> dict[str, Operand]:
+    def _operands(self, slots, word: int, literal: int | None, skip=(), notes: bool = False) -> dict[str, Operand]:
         ops: dict[str, Operand] = {}
-        for role, lo, mask, table, lit_at in _plan(slots, self.wave64, self.strict):
+        for role, lo, mask, table, lit_at in _plan(slots, self.wave64, self.strict, notes):
             v = (word >> lo) & mask
             op = table[v]
             ops[role] = op if op is not None else _slow(role, v, lit_at, literal)
@@ -461,7 +464,8 @@ class Decoder:
         elif self._needs_literal(info, w):
             lit = self._literal(b, 8)
             size = 12
-        ops = self._operands(info.slots, w, lit)
+        notes = self.strict and enc == "VOP3P" and "wmma" in info.op   # LLVM decodes these with a note
+        ops = self._operands(info.slots, w, lit, notes=True) if notes else self._operands(info.slots, w, lit)
         return Inst(info.op, enc, info.opcode, size, ops, dpp=dpp, **kw)
 
     def _vop3(self, w: int, b: bytes) -> Inst:
