@@ -16,12 +16,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 # Committed code objects per report arch -> the test that runs their kernels and checks them bit for bit.
 # gfx11-generic and HIP objects in fixtures/drivers are gfx1100 code.
+CORPUS = "tests/emu/amd/test_corpus.py"     # the coverage-gate corpus (docs/conformance.md "Corpus")
 FIXTURES = {
     "gfx1100": (("fixtures/amd/cl/*.hsaco", "tests/emu/amd/test_standalone.py"),
-                ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py")),
-    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
+                ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py"),
+                ("fixtures/amd/corpus/*.gfx1100*.hsaco", CORPUS)),
+    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),
+                ("fixtures/amd/corpus/*.gfx1201.*.hsaco", CORPUS)),
     "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
-    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),),
+    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),
+               ("fixtures/amd/corpus/*.gfx942.*.hsaco", CORPUS)),
 }
 HARDWARE_FIXTURES = 0      # results recorded on real GPUs: none exist yet (docs/conformance.md)
 

@@ -99,7 +99,8 @@ def test_clang_fixture_evidence_matches_the_disassembly_of_the_fixtures(rep):
         for line in out.getvalue().splitlines():
             if line.startswith("\t") and not line.startswith("\t."):
                 printed.update(part.split()[0] for part in line.strip().split("::"))
-    for path in conformance_sources.ROOT.glob("fixtures/drivers/*.hsaco"):
+    for path in [*conformance_sources.ROOT.glob("fixtures/drivers/*.hsaco"),
+                 *conformance_sources.ROOT.glob("fixtures/amd/corpus/*.gfx1100*.hsaco")]:
         out = io.StringIO()
         tool.disasm_elf(path.read_bytes(), "gfx1100", out, io.StringIO())
         for line in out.getvalue().splitlines():
