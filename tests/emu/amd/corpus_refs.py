@@ -24,7 +24,7 @@ class Spec:
     inputs: Callable[[np.random.Generator], np.ndarray]       # -> WORDS uint32
     check: Callable[[np.ndarray, np.ndarray], None]          # (in words, out words)
     out_init: Callable[[], np.ndarray] = lambda: np.zeros(WORDS, U32)
-    block: int | None = None                                 # None: N work-items; else one wave of this
+    one_wave: bool = False                                   # one wave (32 or 64 lanes), else N work-items
 
 
 def words(*parts) -> np.ndarray:
@@ -355,7 +355,7 @@ CL = {
     "loops": Spec(_u32_in, _loops_check),
     "switchy": Spec(_switchy_in, _switchy_check),
     "calls": Spec(_calls_in, _calls_check),
-    "matrix": Spec(_matrix_in, _matrix_check, block=-1),      # one wave (32 or 64 lanes by the object)
+    "matrix": Spec(_matrix_in, _matrix_check, one_wave=True),
 }
 
 
