@@ -315,3 +315,30 @@ def format_text(rep: dict, verbose: bool = False) -> str:
                              f"{', '.join(e['verified']) or '-':<48} {fid or '-'}{note}")
         lines.append("")
     return "\n".join(lines)
+
+
+# ---- code objects ----------------------------------------------------------------------------------------------
+def code_object_gaps(image: bytes, arch: str) -> dict[tuple[str, str], int]:
+    """{(mnemonic, reason): count} of the instructions in every kernel of a code object that the emulator
+    does not model (the report's rule: build_handler refuses it), or that gputwin's decoder cannot read
+    (mnemonic "<undecodable>"). Empty when every instruction builds (the coverage gate, test_corpus.py)."""
+    from gputwin.abi.code_object import CodeObject
+    co = CodeObject.parse(image)
+    gaps: dict[tuple[str, str], int] = {}
+    for code, wave64 in src._kernel_code(co, image):
+        dec, off = decoder(arch, wave64), 0
+        while off < len(code):
+            try:
+                inst = dec.decode(code, off)
+            except Exception as e:   # noqa: BLE001 - an unreadable word is a gap to report
+                key = ("<undecodable>", f"+{off:#x}: {e}")
+                off += 4
+            else:
+                off += inst.size
+                halves = inst.vopd if inst.encoding == "VOPD" else (inst,)
+                res = _build(inst, arch)
+                if res is None:
+                    continue
+                key = (" + ".join(h.op for h in halves), res[1])
+            gaps[key] = gaps.get(key, 0) + 1
+    return gaps

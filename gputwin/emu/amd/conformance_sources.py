@@ -18,12 +18,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 # A pattern may match objects of several archs (fixtures/drivers holds gfx1201 and gfx942 builds too):
 # each object counts only for the arch its ELF header names (gfx11-generic objects run on gfx1100;
 # gfx1200 shares gfx1201's objects, see OBJECT_ARCH).
+CORPUS = "tests/emu/amd/test_corpus.py"     # the coverage-gate corpus (docs/conformance.md "Corpus")
 FIXTURES = {
     "gfx1100": (("fixtures/amd/cl/*.hsaco", "tests/emu/amd/test_standalone.py"),
-                ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py")),
-    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
+                ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py"),
+                ("fixtures/amd/corpus/*.gfx1100*.hsaco", CORPUS)),
+    "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),
+                ("fixtures/amd/corpus/*.gfx1201.*.hsaco", CORPUS)),
     "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
-    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),),
+    "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),
+               ("fixtures/amd/corpus/*.gfx942.*.hsaco", CORPUS)),
 }
 OBJECT_ARCH = {"gfx1200": "gfx1201"}   # report arch -> the processor its fixture objects are built for
 HARDWARE_FIXTURES = 0      # results recorded on real GPUs: none exist yet (docs/conformance.md)

@@ -42,9 +42,10 @@ class Diverge:
 
 def before_code(g, offset: int):
     """The fault for a jump to a byte offset below 0: negative offsets are END / BARRIER to the executor,
-    and the decoded program starts at the dispatch's first instruction. Unmapped -> a fetch fault."""
+    and the decoded program starts at the start of the code's mapping (or of a raw code blob). Unmapped ->
+    a fetch fault."""
     address = (g.ctx.code_address + offset) & 0xFFFFFFFFFFFFFFFF
     if g.ctx.mem.find(address) is None:
         return MemoryFault("instruction fetch from unmapped address", address=address)
-    return IllegalInstruction(f"jump to {address:#x}, before the dispatch's first instruction at "
+    return IllegalInstruction(f"jump to {address:#x}, before the start of the code at "
                               f"{g.ctx.code_address:#x}, is not modelled")

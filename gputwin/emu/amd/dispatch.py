@@ -87,13 +87,15 @@ def _mode(rsrc1: int) -> int:
     return ((rsrc1 >> 12) & 0xFF) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9 | ((rsrc1 >> 26) & 1) << 23
 
 
-def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> Program:
+def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> tuple[Program, int, int]:
+    """(program, its base address, the entry's byte offset in it). Mapped code is decoded from the start
+    of its mapping, so calls to functions placed before the kernel (clang -O0 helpers) run too."""
     if d.code is not None:
-        return program_for(d.code, arch, d.wave64)
+        return program_for(d.code, arch, d.wave64), d.code_address, 0
     region = mem.find(d.code_address)
     if region is None:
         raise MemoryFault("instruction fetch from unmapped address", address=d.code_address, pc=d.code_address)
-    return program_at(region.data, d.code_address - region.base, arch, d.wave64)
+    return program_at(region.data, 0, arch, d.wave64), region.base, d.code_address - region.base
 
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
@@ -138,7 +140,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     if watchdog_s is None:
         watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
     deadline = time.monotonic() + watchdog_s
-    prog = _fetch(mem, dispatch, arch)
+    prog, base, entry = _fetch(mem, dispatch, arch)
     d = dispatch
     if d.scratch_base is not None and d.scratch_bytes_per_lane and mem.find(d.scratch_base) is None:
         raise MemoryFault("scratch backing (COMPUTE_DISPATCH_SCRATCH_BASE) is not mapped", address=d.scratch_base,
@@ -160,13 +162,14 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     try:
         for first in range(0, nwg, per_batch):
             wgs = np.arange(first, min(nwg, first + per_batch))
-            counters += _run_batch(mem, d, prog, wgs, wpg, lanes, deadline)
+            counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, deadline)
     finally:
         prog.snapshot()
     return counters
 
 
-def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, deadline: float) -> Counters:
+def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int,
+               deadline: float) -> Counters:
     gx, gy = int(d.grid[0]), int(d.grid[1])
     bx, by, bz = (int(v) for v in d.block)
     nb = wgs.size
@@ -175,7 +178,7 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
         raise ValueError(f"LDS of {lds_bytes} bytes exceeds the {MAX_LDS} bytes a workgroup can have")
     nwaves = nb * wpg
     sbytes = int(d.scratch_bytes_per_lane)
-    ctx = Context(mem=mem, code_address=d.code_address, waves_per_group=wpg, lanes=lanes,
+    ctx = Context(mem=mem, code_address=base, waves_per_group=wpg, lanes=lanes,
                   lds=np.zeros(nb * lds_bytes + LDS_SLACK, np.uint8), lds_bytes=lds_bytes,
                   scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
                   scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
@@ -188,7 +191,7 @@ def _run_batch(mem, d: Dispatch, prog, wgs: np.ndarray, wpg: int, lanes: int, de
     local_wg = np.repeat(np.arange(nb), wpg)
     rdna4 = prog.arch in gfx12.ARCHES
     mode = gfx12.initial_mode(d.rsrc1) if rdna4 else _mode(d.rsrc1)
-    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=mode, pc=0,
+    g = WaveGroup(ctx, int(wgs[0]) * wpg + np.arange(nwaves), local_wg, wave64=d.wave64, mode=mode, pc=entry,
                   exec_mask=np.tile(flat < bx * by * bz, (nb, 1)))
     if rdna4:
         gfx12.init_sgprs(g, d, wgs[local_wg], gx, gy, wpg)

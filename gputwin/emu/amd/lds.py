@@ -58,8 +58,8 @@ class _Lds:
         if mask is not None:
             a = a[mask]
         a = a.astype(np.int64)
-        if offset:
-            a += offset
+        if offset:    # a 32-bit sum: clang folds offsets into negative bases (LLVM isDSOffsetLegal, CI+)
+            a = (a + offset) & 0xFFFFFFFF
         self.all = bool(a.size == 0 or (a.min() >= 0 and a.max() + nbytes <= size))
         self.inside = None if self.all else (a >= 0) & (a + nbytes <= size)   # None: every lane is inside
         base = g.wg * size

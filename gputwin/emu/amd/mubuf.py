@@ -30,7 +30,9 @@ U32, U64 = np.uint32, np.uint64
 
 def build(inst):
     op = inst.op
-    if op in ("buffer_gl0_inv", "buffer_gl1_inv"):
+    # cache invalidates / write-backs (gfx11 GL0/GL1; gfx942 buffer_inv, buffer_wbl2 with SC/NT scope bits):
+    # emulated memory has no caches, every access already sees every earlier one
+    if op in ("buffer_gl0_inv", "buffer_gl1_inv", "buffer_inv", "buffer_wbl2"):
         return lambda g: None
     if op.startswith("tbuffer_"):         # MTBUF (gfx12: VBUFFER tbuffer_*): typed by the FORMAT field
         from gputwin.emu.amd import mtbuf

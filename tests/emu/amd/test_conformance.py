@@ -100,7 +100,8 @@ def test_clang_fixture_evidence_matches_the_disassembly_of_the_fixtures(rep):
             if line.startswith("\t") and not line.startswith("\t."):
                 printed.update(part.split()[0] for part in line.strip().split("::"))
     from gputwin.abi.code_object import CodeObject
-    for path in conformance_sources.ROOT.glob("fixtures/drivers/*.hsaco"):
+    for path in [*conformance_sources.ROOT.glob("fixtures/drivers/*.hsaco"),
+                 *conformance_sources.ROOT.glob("fixtures/amd/corpus/*.gfx1100*.hsaco")]:
         if not CodeObject.parse(path.read_bytes()).runs_on("gfx1100"):   # gfx1201/gfx942 builds
             continue
         out = io.StringIO()

@@ -215,3 +215,20 @@ def test_every_modelled_mfma_form_matches_numpy_on_exact_data(name):
     got = run(body, regs, nout)
     want = (a @ b + c)[rows, cols].astype(cdt).view(np.uint32)
     assert (got == want).all()
+
+
+def test_cache_invalidate_and_writeback_leave_memory_as_written():
+    # buffer_inv / buffer_wbl2 (the fences of agent-scope atomics): no caches are emulated, so the store
+    # before them is what the load after them sees, whatever the scope bits
+    x = (np.arange(64, dtype=np.uint64) * 2654435761 % (1 << 32)).astype(np.uint32)
+    got = run(loads(2, 1) + """
+global_store_dword v1, v2, s[2:3]
+buffer_wbl2 sc1
+buffer_inv sc0 sc1
+buffer_wbl2 sc0 sc1
+buffer_inv sc1
+global_load_dword v3, v1, s[2:3]
+s_waitcnt vmcnt(0)
+v_add_u32_e32 v3, 1, v3
+global_store_dword v1, v3, s[2:3] offset:256""", x[None, :].astype(np.uint32), 2)
+    assert (got[0] == x).all() and (got[1] == x + 1).all()

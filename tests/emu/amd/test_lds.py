@@ -221,3 +221,16 @@ def test_lds_b128_read_straddling_the_end_of_a_small_allocation_reads_zero():
     run_dispatch(mem, Dispatch(0x1000, code=assemble(text, "gfx1100"), block=(32, 1, 1), user_sgprs=(0x10000, 0),
                                lds_bytes=4))
     assert not out.any()   # 16 bytes at 0 do not fit 4 bytes of LDS: the whole access reads 0
+
+
+def test_address_plus_offset_wraps_at_32_bits():
+    # clang folds a constant into a negative base (LDS[63 - l] as base -4l, offset:252): the sum is 32-bit
+    g = run("""ds_store_b32 v1, v2
+ds_load_b32 v3, v4 offset:124
+ds_store_b32 v5, v2 offset:8""", n=1, lds_bytes=256,
+            vgprs={1: 4 * LANE, 2: 1000 + LANE, 4: (-4 * LANE.astype(np.int64)) & 0xFFFFFFFF, 5: 0xFFFFFFF8})
+    assert (g.vgpr(3) == 1000 + (31 - LANE)).all()
+    # 0xFFFFFFF8 + 8 wraps to address 0 (every lane stores there; LDS dword 0 holds one lane's value)
+    g2 = run("ds_store_b32 v5, v2 offset:8\nds_load_b32 v6, v7", n=1, lds_bytes=256,
+             vgprs={2: 1000 + LANE, 5: 0xFFFFFFF8, 7: 0})
+    assert np.isin(g2.vgpr(6), 1000 + LANE).all()
