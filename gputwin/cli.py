@@ -198,16 +198,20 @@ def cmd_conformance(args) -> int:
     """Per arch and encoding family: table entries, what the emulator implements (asked entry by entry)
     and what each is verified against (docs/conformance.md). Exit status 1 when an entry hit a bug."""
     import json
-    if args.arch.startswith("sm_"):                     # NVIDIA: the PTX emulator's report
-        from gputwin.emu.nv.ptx import conformance as nv
-        rep = nv.report((args.arch,))
-        print(json.dumps(rep, indent=1) if args.json else nv.format_text(rep, args.verbose))
-        return 1 if any(r["unmodelled_in_fixtures"] for r in rep.values()) else 0
     from gputwin.emu.amd import conformance
-    arches = conformance.REPORT_ARCHES if args.arch == "all" else (args.arch,)
-    rep = conformance.report(arches)
-    print(json.dumps(rep, indent=1) if args.json else conformance.format_text(rep, args.verbose))
-    return 1 if any(r["total"]["error"] for r in rep.values()) else 0
+    from gputwin.emu.nv.ptx import conformance as nv
+    wanted = (*conformance.REPORT_ARCHES, *nv.ARCHES) if args.arch == "all" else (args.arch,)
+    amd_arches = tuple(a for a in wanted if not a.startswith("sm_"))
+    nv_arches = tuple(a for a in wanted if a.startswith("sm_"))
+    amd = conformance.report(amd_arches) if amd_arches else {}
+    ptx = nv.report(nv_arches) if nv_arches else {}      # NVIDIA: the PTX emulator's report
+    if args.json:
+        print(json.dumps({**amd, **ptx}, indent=1))
+    else:
+        print("\n".join(text for text in (amd and conformance.format_text(amd, args.verbose),
+                                          ptx and nv.format_text(ptx, args.verbose)) if text))
+    bad = any(r["total"]["error"] for r in amd.values()) or any(r["unmodelled_in_fixtures"] for r in ptx.values())
+    return 1 if bad else 0
 
 
 def cmd_hil(args) -> int:

@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -35,3 +36,9 @@ def test_version_and_help_from_the_console_script():
     for cmd in (["--help"], ["info", "--help"]):
         res = subprocess.run([sys.executable, "-m", "gputwin.cli", *cmd], capture_output=True, text=True)
         assert res.returncode == 0 and "usage: gputwin" in res.stdout
+
+
+def test_conformance_all_covers_the_amd_and_nv_arches(capsys):
+    assert main(["conformance", "--arch", "all", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert {"gfx1100", "gfx1201", "gfx942", "sm_80", "sm_90"} <= set(rep)
