@@ -11,7 +11,7 @@ M0 is per wave, so the index (and mask) may differ between the waves of a group:
 runs one rewritten instruction; otherwise each distinct (index, mask) runs on its own waves (taken out and
 written back by rows, never per lane). Failing closed (IllegalInstruction): an indexed operand that is not a
 VGPR (an SGPR, constant, AGPR, SGPR destination: the hardware's choice there is not documented), an
-indexed register past v255, DPP/SDWA/MFMA/v_accvgpr/v_movrel forms, a VOP2 accumulator form with src2
+indexed register past v255, DST on an SGPR in the VDST field (v_readlane, VOP3 v_cmp), DPP/SDWA/MFMA/v_accvgpr/v_movrel forms, a VOP2 accumulator form with src2
 indexed, vector memory instructions while the mode is on, and masks wider than 4 bits.
 """
 from __future__ import annotations
@@ -106,6 +106,8 @@ def _indexed(inst, offset: int, imask: int):
     if imask & 4 and spec is not None and spec.acc and "src2" not in inst.operands:
         raise IllegalInstruction(f"{inst.op}: VGPR indexing of the accumulator form's src2 is not modelled")
     ops = dict(inst.operands)
+    if imask & 8 and "vdst" not in ops and "sdst" in ops and inst.encoding in ("VOP1", "VOP3"):
+        raise IllegalInstruction(f"{inst.op}: VGPR indexing of an SGPR destination (VDST field) is not modelled")
     for role, bit in _ROLES:
         o = ops.get(role)
         if not imask & bit or o is None:
