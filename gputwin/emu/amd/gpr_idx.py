@@ -4,15 +4,20 @@ Facts (CDNA3 ISA guide, SOPC/SOP1/SOPP chapters; LLVM's AMDGPU docs, "imask"):
 - s_set_gpr_idx_on S0, imask: M0[7:0] = S0[7:0], M0[15:12] = imask, the rest of M0 kept; MODE.gpr_idx_en
   (MODE bit 27) = 1. s_set_gpr_idx_off clears gpr_idx_en; s_set_gpr_idx_idx S0 sets M0[7:0];
   s_set_gpr_idx_mode imask sets M0[15:12].
-- While gpr_idx_en is set, a VALU instruction adds M0[7:0] to the VGPR number of each operand whose
-  M0[15:12] bit is set: bit 0 src0, 1 src1, 2 src2, 3 vdst.
+- While gpr_idx_en is set, a VALU instruction adds M0[7:0] (unsigned) to the VGPR number of each operand
+  whose M0[15:12] bit is set: bit 0 src0, 1 src1, 2 src2, 3 dst. Only VGPRs are indexed, never SGPRs or
+  inline constants; addressing past the VGPRs is illegal. The guide's "VGPR Indexing Details" table: the
+  SGPR destination of v_readlane/v_readfirstlane is not indexed; v_writelane's dst is; v_mac/v_fmac-style
+  forms (dst is the addend) index both with the dst bit, their src2 bit has no effect; v_madak indexes
+  src0/src1/dst by their bits; v_madmk (D = S0 * K + S1) runs as MAD(src0, K, src2) so its VGPR S1
+  follows the src2 bit; the *rev shifts index their fields by their own bits.
 
 M0 is per wave, so the index (and mask) may differ between the waves of a group: a group whose waves agree
 runs one rewritten instruction; otherwise each distinct (index, mask) runs on its own waves (taken out and
-written back by rows, never per lane). Failing closed (IllegalInstruction): an indexed operand that is not a
-VGPR (an SGPR, constant, AGPR, SGPR destination: the hardware's choice there is not documented), an
-indexed register past v255, DST on an SGPR in the VDST field (v_readlane, VOP3 v_cmp), DPP/SDWA/MFMA/v_accvgpr/v_movrel forms, a VOP2 accumulator form with src2
-indexed, vector memory instructions while the mode is on, and masks wider than 4 bits.
+written back by rows, never per lane). Failing closed (IllegalInstruction) where the guide is silent:
+an indexed AGPR operand, an indexed register past v255 (the allocation is not tracked per wave),
+DPP/SDWA/MFMA/v_accvgpr/v_movrel/v_cvt_pkaccum forms, vector memory instructions while the mode is on,
+masks wider than 4 bits.
 """
 from __future__ import annotations
 
@@ -27,9 +32,10 @@ from gputwin.errors import IllegalInstruction
 MODE_GPR_IDX_EN = 1 << 27
 _M0_FIELDS = np.uint32(0xF0FF)     # M0[15:12] mask, M0[7:0] index
 _ROLES = (("src0", 1), ("src1", 2), ("src2", 4), ("vdst", 8))
+_MK_ROLES = (("src0", 1), ("src1", 4), ("vdst", 8))       # D = S0 * K + S1 runs as MAD(src0, K, src2 = S1)
 _VALU = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"}
 _VMEM = {"DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"}
-_REFUSED = ("v_movrel", "v_mfma", "v_smfmac", "v_accvgpr")
+_REFUSED = ("v_movrel", "v_mfma", "v_smfmac", "v_accvgpr", "v_cvt_pkaccum")
 
 
 def build_scalar(inst):
@@ -98,19 +104,17 @@ def wrap(inst, h, core):
 
 
 def _indexed(inst, offset: int, imask: int):
-    """`inst` with the VGPR operands selected by imask moved up by offset."""
+    """`inst` with the VGPR operands selected by imask moved up by offset (the guide's "VGPR Indexing
+    Details" table: SGPRs, constants and SGPR destinations are never indexed; a mac form's addend is its
+    destination, so DST moves both; v_madmk/v_fmamk's VGPR src1 is the src2 of the MAD it runs as)."""
     if inst.op.startswith(_REFUSED) or inst.dpp is not None or inst.extra:
-        raise IllegalInstruction(f"{inst.op}: VGPR indexing of this form (DPP/SDWA/MFMA/AGPR/movrel) is not modelled")
-    from gputwin.emu.amd import valu
-    spec = valu.OPS.get(inst.op)
-    if imask & 4 and spec is not None and spec.acc and "src2" not in inst.operands:
-        raise IllegalInstruction(f"{inst.op}: VGPR indexing of the accumulator form's src2 is not modelled")
+        raise IllegalInstruction(f"{inst.op}: VGPR indexing of this form (DPP/SDWA/MFMA/AGPR/movrel/pkaccum) "
+                                 "is not modelled")
+    roles = _MK_ROLES if inst.op.startswith(("v_madmk", "v_fmamk")) else _ROLES
     ops = dict(inst.operands)
-    if imask & 8 and "vdst" not in ops and "sdst" in ops and inst.encoding in ("VOP1", "VOP3"):
-        raise IllegalInstruction(f"{inst.op}: VGPR indexing of an SGPR destination (VDST field) is not modelled")
-    for role, bit in _ROLES:
+    for role, bit in roles:
         o = ops.get(role)
-        if not imask & bit or o is None:
+        if not imask & bit or o is None or o.kind in ("sgpr", "special", "const", "literal"):
             continue
         if o.kind != "vgpr":
             raise IllegalInstruction(f"{inst.op}: VGPR indexing of a {o.kind} {role} is not modelled")

@@ -111,11 +111,9 @@ def test_m0_fields_and_exec_masked_lanes_and_lane_mask_results():
 s_add_u32 s5, s4, 1
 s_set_gpr_idx_on s5, gpr_idx(SRC0,DST)
 s_mov_b32 s6, m0
-s_set_gpr_idx_mode gpr_idx(SRC0)
 v_cmp_gt_u32_e64 s[8:9], v10, v11
 v_cmp_lt_u32_e32 vcc, v12, v13
 s_and_saveexec_b64 s[10:11], vcc
-s_set_gpr_idx_mode gpr_idx(SRC0,DST)
 v_mov_b32_e32 v30, v14
 s_mov_b64 exec, s[10:11]
 s_set_gpr_idx_off
@@ -134,12 +132,65 @@ v_mov_b32_e32 v42, s9""", rows, range(20, 43))
     np.testing.assert_array_equal(got, v[20:43].astype(np.uint32))
 
 
+def f32(x) -> np.ndarray:
+    return np.asarray(x, np.uint64).astype(np.uint32).view(np.float32)
+
+
+def bits(x) -> np.ndarray:
+    return np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+
+
+def test_documented_special_cases_per_wave():
+    """The guide's rules: SGPR / constant operands and SGPR destinations are not indexed; a mac form's
+    addend is its destination (DST bit; its SRC2 bit does nothing); v_fmamk's VGPR S1 follows the SRC2
+    bit (SRC1 does nothing); v_writelane's destination follows DST."""
+    rows = inputs(7)
+    small = np.random.default_rng(8).integers(-8, 9, (8, N)).astype(np.float32)
+    rows[8:] = bits(small)                        # v18..v25: small integers as f32 (exact products)
+    got = run("""v_mov_b32_e32 v41, v24
+v_mov_b32_e32 v42, v25
+v_mov_b32_e32 v43, v24
+v_mov_b32_e32 v44, v25
+s_add_u32 s5, s4, 1
+s_set_gpr_idx_on s5, gpr_idx(SRC0,SRC1,SRC2,DST)
+v_mov_b32_e32 v30, s4
+v_readfirstlane_b32 s6, v10
+v_cmp_gt_u32_e64 s[8:9], v11, v12
+v_add_u32_e32 v36, 7, v13
+s_set_gpr_idx_mode gpr_idx(SRC2,DST)
+v_fmac_f32_e32 v40, v18, v19
+s_set_gpr_idx_mode gpr_idx(SRC2)
+v_fmac_f32_e32 v45, v20, v21
+v_fmamk_f32 v46, v22, 0x40000000, v23
+s_set_gpr_idx_mode gpr_idx(SRC1)
+v_fmamk_f32 v47, v22, 0x40000000, v23
+s_set_gpr_idx_mode gpr_idx(DST)
+v_writelane_b32 v50, s4, 5
+s_set_gpr_idx_off
+v_mov_b32_e32 v55, s6
+v_mov_b32_e32 v56, s8
+v_mov_b32_e32 v57, s9""", rows, range(30, 58))
+    v = model(rows)
+    v[41], v[42], v[43], v[44] = v[24], v[25], v[24], v[25]
+    for w in range(WAVES):
+        o, ln = w + 1, lanes(w)
+        v[30 + o, ln] = w
+        v[55, ln] = v[10 + o, 64 * w]
+        gt = v[11 + o, ln] > v[12 + o, ln]
+        mask = sum(int(b) << i for i, b in enumerate(gt))
+        v[56, ln], v[57, ln] = mask & 0xFFFFFFFF, mask >> 32
+        v[36 + o, ln] = (7 + v[13 + o, ln]) & 0xFFFFFFFF
+        v[40 + o, ln] = bits(f32(v[18, ln]) * f32(v[19, ln]) + f32(v[40 + o, ln]))
+        v[45, ln] = bits(f32(v[20, ln]) * f32(v[21, ln]) + f32(v[45, ln]))
+        v[46, ln] = bits(f32(v[22, ln]) * np.float32(2) + f32(v[23 + o, ln]))
+        v[47, ln] = bits(f32(v[22, ln]) * np.float32(2) + f32(v[23, ln]))
+        v[50 + o, 64 * w + 5] = w
+    np.testing.assert_array_equal(got, v[30:58].astype(np.uint32))
+
+
 @pytest.mark.parametrize("body,match", [
-    ("s_set_gpr_idx_on s4, gpr_idx(SRC0)\nv_mov_b32_e32 v30, s4", "VGPR indexing of a sgpr src0"),
     ("s_movk_i32 s5, 0xf0\ns_set_gpr_idx_on s5, gpr_idx(DST)\nv_mov_b32_e32 v30, v10", "past v255"),
-    ("s_set_gpr_idx_on s4, gpr_idx(SRC0)\nv_readfirstlane_b32 s6, v10\ns_set_gpr_idx_on s4, gpr_idx(DST)\n"
-     "v_readfirstlane_b32 s6, v10", "VGPR indexing of an SGPR destination"),
-    ("s_set_gpr_idx_on s4, gpr_idx(DST)\nv_cmp_gt_u32_e64 s[8:9], v10, v11", "VGPR indexing of an SGPR destination"),
+    ("s_set_gpr_idx_on s4, gpr_idx(SRC0)\nv_accvgpr_write_b32 a3, v10", "VGPR indexing of this form"),
     ("s_set_gpr_idx_on s4, gpr_idx(SRC0)\nv_mov_b32_dpp v30, v10 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
      "DPP/SDWA"),
     ("s_set_gpr_idx_on s4, gpr_idx(SRC0)\nglobal_load_dword v30, v1, s[0:1]",
