@@ -66,8 +66,14 @@ _AREG = re.compile(r"(^|[\s,\-|(\[])a(\d+|\[\d+:\d+\])")
 
 class Cdna3Sweeper(gen_isa.Sweeper):
     def entry(self, fmt_name, fixed, text, size, values):
-        """AGPR operands (a5, a[0:3]) map like VGPRs; their slot indices go to e["agpr"]."""
+        """AGPR operands (a5, a[0:3]) map like VGPRs; their slot indices go to e["agpr"].
+        s_set_gpr_idx_on's SSRC1 field is its VGPR-indexing mode mask, printed gpr_idx(SRC0,...)."""
         _, ops, _ = gen_isa.split_text(text)
+        if fmt_name == "SOPC" and ops and (ops[-1].startswith("gpr_idx(") or ops[-1] == hex(values["ssrc1"])):
+            e = self.entry(fmt_name, fixed, text[:text.rindex(",")], size, values)
+            if e is not None:
+                e["slots"].append(["src1", "ssrc1", 0, "gpr_idx"])
+            return e
         agpr = [i for i, tok in enumerate(ops) if re.match(r"^[-|]*a(\d|\[)", tok)]
         e = super().entry(fmt_name, fixed, _AREG.sub(r"\1v\2", text), size, values)
         if e is not None and agpr:
@@ -121,7 +127,7 @@ def sweep(arch: str) -> tuple[dict, dict]:
                     if s2 and ("s84" in t2 or "s[84:85]" in t2):
                         use_fmt, values, size, text = "VOP3SD", sd_vals, s2, t2
                 e = sw.entry(use_fmt, fixed, text, size, values)
-                if e is None:   # GFX9 oddities no compute kernel uses (s_set_gpr_idx_on...): left out
+                if e is None:   # forms whose operands the probe cannot map: left out (and printed)
                     SKIPPED.append(text)
                     continue
                 if fmt_name == "FLAT" and "atomic" in e["name"]:

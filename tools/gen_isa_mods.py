@@ -301,6 +301,8 @@ def _imm_style(sw, fmt_name: str, values: dict, pos: int) -> str:
     for v in (0x12, 0x40, 0x41, 0xFFFF, 0xFFF0, 0):
         _, text = _dis_word(sw, fmt_name, dict(values, simm16=v))
         seen[v] = _token(text, pos)
+    if any(tok and tok.startswith("gpr_idx(") for tok in seen.values()):
+        return "gpr_idx"    # s_set_gpr_idx_mode's mask (sopp_imm.fmt_gpr_idx)
     if any(tok and tok[0].isalpha() for tok in seen.values()):
         return "symbolic"   # s_version's UC_VERSION_* names (sopp_imm.fmt_version)
     omit0 = seen[0] is None

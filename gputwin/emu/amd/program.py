@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from gputwin.emu.amd import cdna3, gfx12, lds, mubuf, salu, smem, sopk, sopp, vmem
+from gputwin.emu.amd import cdna3, gfx12, gpr_idx, lds, mubuf, salu, smem, sopk, sopp, vmem
 from gputwin.errors import GpuFault, IllegalInstruction
 
 _VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
@@ -61,9 +61,9 @@ def _build(inst, arch: str = "gfx1100"):
         if h is not None:
             return h
         inst = gfx12.as_gfx11(inst)
-    elif arch == cdna3.ARCH:   # CDNA3: AGPRs, MFMA, SDWA, GFX9 v_cmpx; the rest as gfx11 (isa/cdna3_names.py)
-        h = cdna3.handler(inst, _build)
-        return h if h is not None else cdna3.zero_high(inst, _build(inst))
+    elif arch == cdna3.ARCH:   # CDNA3: VGPR indexing mode around everything (gpr_idx.py), then _build_cdna3
+        h = gpr_idx.build_scalar(inst)
+        return h if h is not None else gpr_idx.wrap(inst, _build_cdna3(inst), _build_cdna3)
     if inst.encoding in _VALU_ENCODINGS:
         if isinstance(_VALU, Exception):
             raise IllegalInstruction(f"{inst.op}: VALU semantics failed to load: {_VALU}")
@@ -73,6 +73,12 @@ def _build(inst, arch: str = "gfx1100"):
     if h is None:
         raise IllegalInstruction(f"{inst.op} ({inst.encoding}) is not modelled")
     return h
+
+
+def _build_cdna3(inst):
+    """CDNA3: AGPRs, MFMA, SDWA, GFX9 v_cmpx; the rest as gfx11 (isa/cdna3_names.py)."""
+    h = cdna3.handler(inst, _build)
+    return h if h is not None else cdna3.zero_high(inst, _build(inst))
 
 
 _VALU_VGPR_ONLY = {"VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P"}

@@ -189,9 +189,7 @@ def test_fixture_counts_come_from_objects_of_that_arch(rep, arch):
     from gputwin.abi.code_object import CodeObject
     want = conformance_sources.OBJECT_ARCH.get(arch, arch)
     files = rep[arch]["clang_fixtures"]["files"]
-    from tests.emu.amd.test_corpus import KNOWN_UNMODELLED   # the corpus gate's strict xfails
-    problems = [p for p in rep[arch]["clang_fixtures"]["problems"] if p.split("+")[0] not in KNOWN_UNMODELLED]
-    assert files and problems == []
+    assert files and rep[arch]["clang_fixtures"]["problems"] == []
     for f in files:
         assert CodeObject.parse((conformance_sources.ROOT / f).read_bytes()).runs_on(want), f
     if arch == "gfx1100":

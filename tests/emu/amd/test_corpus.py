@@ -34,13 +34,6 @@ ALLOWED_GAPS: dict[tuple[str, str], str] = {}
 EXPECTED_FAULTS = {("gfx1100w64", "matrix"): "wave64 WMMA is not modelled"}
 
 
-# Not yet modelled, reported in issue 12's closing note (NOT allowed: strict xfails, so the gate turns red
-# again the moment one of them starts passing and this list must shrink): gfx942 VGPR indexing mode,
-# s_set_gpr_idx_on (SOPC 17: missing from the gfx942 ISA table, so undecodable) / s_set_gpr_idx_off, which
-# clang -O0 emits to extract a vector element by a run-time index (the matrix kernel's loops).
-GPR_IDX = pytest.mark.xfail(strict=True, reason="s_set_gpr_idx_on/off (gfx942 VGPR indexing) not modelled yet")
-KNOWN_UNMODELLED = {"cl.gfx942.O0.hsaco": GPR_IDX, ("cl.gfx942.O0.hsaco", "matrix"): GPR_IDX}
-
 
 def _target(obj: str) -> str:
     return obj.split(".")[1]
@@ -57,7 +50,7 @@ def test_corpus_is_complete_and_modest():
     assert total < 2_000_000, f"corpus code objects total {total} bytes"
 
 
-@pytest.mark.parametrize("obj", [pytest.param(o, marks=KNOWN_UNMODELLED.get(o, ())) for o in OBJECTS])
+@pytest.mark.parametrize("obj", OBJECTS)
 def test_every_instruction_is_modelled(obj):
     target = _target(obj)
     gaps = _gaps(obj)
@@ -75,7 +68,7 @@ def test_allowed_gaps_still_occur():
 CASES = [(o, k) for o in OBJECTS for k in (refs.CL if o.startswith("cl.") else refs.HIP)]
 
 
-@pytest.mark.parametrize("obj,name", [pytest.param(o, k, id=f"{o[:-6]}-{k}", marks=KNOWN_UNMODELLED.get((o, k), ()))
+@pytest.mark.parametrize("obj,name", [pytest.param(o, k, id=f"{o[:-6]}-{k}")
                                       for o, k in CASES])
 def test_kernel_matches_numpy(obj, name):
     spec = (refs.CL if obj.startswith("cl.") else refs.HIP)[name]

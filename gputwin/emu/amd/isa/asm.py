@@ -250,16 +250,17 @@ class Assembler:
                 s = s.for_wave64()   # lane masks are SGPR pairs, WMMA accumulators half as long
             try:
                 p = parse_operand(tok) if s.kind not in ("waitcnt", "delay_alu", "depctr", "hwreg", "sendmsg",
-                                                         "symbolic") else None
+                                                         "symbolic", "gpr_idx") else None
             except OperandError as e:
                 raise Fail(str(e), c + e.offset) from None
             if s.role == "simm16":
                 v, label = self._imm16(s.kind, tok, p, c)
                 kw["simm16"] = v
                 continue
-            if s.kind == "sendmsg":
+            if s.kind in ("sendmsg", "gpr_idx"):
                 try:
-                    operands[s.role] = Operand("imm", 0, 1, sopp_imm.parse_sendmsg(tok, self.table.sendmsg))
+                    operands[s.role] = Operand("imm", 0, 1, sopp_imm.parse_sendmsg(tok, self.table.sendmsg)
+                                               if s.kind == "sendmsg" else sopp_imm.parse_gpr_idx(tok))
                 except (sopp_imm.ImmError, KeyError) as e:
                     raise Fail(str(e), c) from None
                 continue
@@ -404,6 +405,8 @@ class Assembler:
                 return sopp_imm.parse_sendmsg(tok, t.sendmsg), None
             if kind == "symbolic":
                 return sopp_imm.parse_version(tok), None
+            if kind == "gpr_idx":
+                return sopp_imm.parse_gpr_idx(tok), None
         except (sopp_imm.ImmError, KeyError) as e:
             raise Fail(str(e), c) from None
         if p.kind == "sym" and kind in _BRANCH_KINDS:

@@ -68,7 +68,8 @@ class Cdna3Decoder(Decoder):
         fname = self.top9[d0 >> 23]
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
-        if fname in ("VOP1", "VOP2", "VOPC") and d0 & 0x1FF in (SRC_SDWA, SRC_DPP16, 233, 234):
+        if fname in ("VOP1", "VOP2", "VOPC") and d0 & 0x1FF in (SRC_SDWA, SRC_DPP16, 233, 234) and \
+                self._reads_src0(fname, d0):   # LLVM ignores SRC0 of v_nop/v_clrexcp: no SDWA/DPP dword
             inst = self._valu_ext(fname, d0, b)
         elif fname in ("SMEM", "DS", "FLAT", "MUBUF", "MTBUF", "VOP3P"):
             if len(b) < 8:
@@ -121,6 +122,10 @@ class Cdna3Decoder(Decoder):
         return dataclasses.replace(inst, operands=ops)
 
     # ---- VALU: SDWA and GFX9 DPP on VOP1/VOP2/VOPC ----------------------------------------------------
+    def _reads_src0(self, fname: str, d0: int) -> bool:
+        info = self.table.by_enc[fname].get(_F[fname].get(d0, "op"))
+        return info is None or any(s.role == "src0" for s in info.slots)
+
     def _valu_ext(self, fname: str, d0: int, b: bytes) -> Inst:
         fmt = _F[fname]
         opcode = fmt.get(d0, "op")

@@ -191,6 +191,8 @@ class Printer:
                 texts.append(format_imm(literal_bits(op.value, s.ptype or "b32"), s.ptype or "b32"))
             elif s.kind == "sendmsg":
                 texts.append(sopp_imm.fmt_sendmsg(op.value, self.table.sendmsg))
+            elif s.kind == "gpr_idx":   # s_set_gpr_idx_on's mode mask
+                texts.append(sopp_imm.fmt_gpr_idx(op.value))
             elif s.kind == "offset":   # gfx12 s_prefetch_*: the offset as an operand
                 texts.append(_signed_hex(inst.offset))
             elif s.kind == "imm":
@@ -225,6 +227,8 @@ class Printer:
             return sopp_imm.fmt_hwreg(v, self.table.hwreg)
         if kind == "sendmsg":
             return sopp_imm.fmt_sendmsg(v, self.table.sendmsg)
+        if kind == "gpr_idx":
+            return sopp_imm.fmt_gpr_idx(v)
         if kind == "symbolic":   # s_version: llvm-mc prints what it assembled in hex
             return hex(v) if self.asm_style else sopp_imm.fmt_version(v)
         if kind.startswith("imm"):

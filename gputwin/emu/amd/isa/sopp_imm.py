@@ -1,5 +1,5 @@
 """The 16-bit immediates LLVM prints symbolically: s_waitcnt, s_delay_alu, s_waitcnt_depctr, hwreg(...),
-sendmsg(...) -- formatting and parsing, gfx11 field layouts (RDNA3 ISA guide, SOPP/SOPK chapters)."""
+sendmsg(...), gpr_idx(...) -- formatting and parsing, gfx11 field layouts (RDNA3 ISA guide, SOPP/SOPK chapters)."""
 from __future__ import annotations
 
 import re
@@ -241,3 +241,31 @@ def parse_sendmsg(text: str, texts: dict[int, str]) -> int:
             raise ImmError(f"sendmsg operation/stream not supported on gfx11: {t!r}")
         return ident
     return parse_int(t) & 0xFFFF
+
+
+# GFX9 VGPR indexing mode mask (s_set_gpr_idx_on / s_set_gpr_idx_mode): bit i enables indexing of operand i.
+GPR_IDX = ("SRC0", "SRC1", "SRC2", "DST")
+
+
+def fmt_gpr_idx(v: int) -> str:
+    """LLVM names a mask that fits in 4 bits, in bit order; anything wider prints in hex."""
+    if v >= 16:
+        return hex(v)
+    return "gpr_idx(" + ",".join(n for i, n in enumerate(GPR_IDX) if v >> i & 1) + ")"
+
+
+def parse_gpr_idx(text: str) -> int:
+    """gpr_idx(SRC0,DST) in any order, each name once, or an integer 0..15 (LLVM's assembler range)."""
+    t = text.strip()
+    m = re.fullmatch(r"gpr_idx\s*\((.*)\)", t)
+    if m is None:
+        v = parse_int(t)
+        if not 0 <= v < 16:
+            raise ImmError(f"gpr_idx mask {t!r} out of range 0..15")
+        return v
+    v = 0
+    for part in (p.strip() for p in m.group(1).split(",")) if m.group(1).strip() else ():
+        if part not in GPR_IDX or v >> GPR_IDX.index(part) & 1:
+            raise ImmError(f"bad gpr_idx operand {part!r}")
+        v |= 1 << GPR_IDX.index(part)
+    return v

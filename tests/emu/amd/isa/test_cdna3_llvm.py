@@ -33,10 +33,10 @@ SGPR_FIELDS = ("sdst", "sdata", "ssrc0", "ssrc1", "saddr", "soffset", "sbase", "
 def known_gap(text: str) -> bool:
     """Corners where we differ from LLVM, documented in docs/cdna3.md: DPP source modifiers on e32 forms
     whose table entry lacks them (v_cndmask/v_ldexp_f16/v_dot2c), GS s_sendmsg stream forms and
-    s_set_gpr_idx_mode, NULL (125) where four or more dwords are read."""
+    NULL (125) where four or more dwords are read."""
     name = text.split(" ", 1)[0]
     return (name.endswith("_dpp") and name.startswith(("v_cndmask", "v_ldexp", "v_dot2c")) or
-            name.startswith(("s_sendmsg", "s_set_gpr_idx")) or
+            name.startswith("s_sendmsg") or
             " null" in text and name.startswith(("s_buffer_store", "v_mfma")))
 
 
