@@ -109,7 +109,7 @@ class Executor:
         if st[2] is None or st[2].op != "s_cbranch_execz":
             return False
         (taken, target), = [p for p in r.parts if p[1] is not None]
-        k = self.program.inert_run(st[1], target) if target > st[1] else None
+        k = self.program.inert_run(st[1], target)
         if k is None:
             return False
         self.wave_insts -= int(np.count_nonzero(taken)) * k

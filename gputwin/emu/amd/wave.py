@@ -32,7 +32,7 @@ class WaveGroup:
     """n waves x L lanes that execute the same instruction; see the module docstring."""
 
     __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
-                 "_exec", "exec_full", "exec_count", "_masks")
+                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words")
 
     def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int,
                  exec_mask: np.ndarray | None = None):
@@ -59,6 +59,7 @@ class WaveGroup:
         """Set EXEC from a bool (n, L) mask (the group takes ownership of a full-shape bool array)."""
         mask = _own_mask(mask, self.n, self.lanes)
         self._exec = mask
+        self._exec_words = None             # EXEC as uint32 all-ones/zero words, made on first masked write
         self.exec_count = int(np.count_nonzero(mask))
         self.exec_full = self.exec_count == mask.size
         words = _pack(mask)
@@ -93,8 +94,15 @@ class WaveGroup:
                 return
             if self.exec_count == 0:
                 return
-            mask = self._exec
-        self.put_vgpr(reg, np.where(mask, value, self.vgpr(reg)))
+            words = self._exec_words
+            if words is None:
+                words = self._exec_words = _words(self._exec)
+        else:
+            words = _words(mask)
+        # a bitwise select: numpy's where() branches per element and is ~7x slower on a divergent mask
+        old = self.vgpr(reg)
+        out = np.bitwise_and(np.bitwise_xor(value, old), words)
+        self.put_vgpr(reg, np.bitwise_xor(out, old, out=out))
 
     def put_vgpr(self, reg: int, arr: np.ndarray) -> None:
         """Store a full (n, L) uint32 array as VGPR `reg` (every lane; the group takes ownership)."""
@@ -243,6 +251,12 @@ def _own_mask(mask, n: int, lanes: int) -> np.ndarray:
 def _ro(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
+
+
+def _words(mask: np.ndarray) -> np.ndarray:
+    """bool mask -> uint32 0xFFFFFFFF where set, 0 elsewhere (same shape)."""
+    w = np.asarray(mask, bool).astype(np.uint32)
+    return np.negative(w, out=w)
 
 
 def _pack(mask: np.ndarray) -> np.ndarray:
