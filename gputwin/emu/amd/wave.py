@@ -32,7 +32,7 @@ class WaveGroup:
     """n waves x L lanes that execute the same instruction; see the module docstring."""
 
     __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
-                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words")
+                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words", "insts")
 
     def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int,
                  exec_mask: np.ndarray | None = None):
@@ -47,6 +47,7 @@ class WaveGroup:
         self.s = np.zeros((NUM_SGPR_SLOTS, self.n), np.uint32)
         self.v: list[np.ndarray | None] = [None] * NUM_VGPR_SLOTS
         self.scc = np.zeros(self.n, bool)
+        self.insts = np.zeros(self.n, np.int64)     # instructions each wave has executed (the watchdog's budget)
         self._masks: dict[int, np.ndarray] = {}
         self.set_exec(np.zeros((self.n, self.lanes), bool) if exec_mask is None else exec_mask)
 
@@ -196,6 +197,7 @@ class WaveGroup:
         g.s = self.s.take(idx, axis=1)
         g.v = [None if a is None else _ro(a.take(idx, axis=0)) for a in self.v]
         g.scc = self.scc.take(idx)
+        g.insts = self.insts.take(idx)
         g._masks = {}
         g.set_exec(self._exec.take(idx, axis=0))
         return g
@@ -220,6 +222,7 @@ class WaveGroup:
         for r in live:
             g.v[r] = _ro(np.concatenate([x.vgpr(r) for x in groups]))
         g.scc = np.concatenate([x.scc for x in groups])
+        g.insts = np.concatenate([x.insts for x in groups])
         g._masks = {}
         g.set_exec(np.concatenate([x.exec for x in groups]))
         return g

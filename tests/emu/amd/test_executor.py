@@ -1,11 +1,11 @@
 """The scheduler: divergent groups reconverge and merge, barriers hold split workgroups, counters."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 from tests.emu.amd.helpers import asm, make_ctx
@@ -31,7 +31,7 @@ def execute(text, n, sgpr0, waves_per_group=1):
     g.set_exec(np.ones((n, 32), bool))
     g.s[0] = sgpr0
     ended = []
-    ex = Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append)
+    ex = Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append)
     ex.run([g])
     return ex, ended
 
@@ -81,7 +81,7 @@ def test_execz_branch_over_vector_only_code_does_not_split():
     ex_mask[[0, 2]] = True
     g.set_exec(ex_mask)
     ended = []
-    ex = Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append)
+    ex = Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append)
     ex.run([g])
     assert len(ended) == 1 and ended[0].vgpr(1)[:, 0].tolist() == [5, 0, 5, 0]
     assert ex.wave_insts == 4 * 3 + 2 * 2             # the skipping waves' two instructions are not counted
@@ -93,7 +93,7 @@ def test_execz_branch_over_scalar_code_splits():
     g = WaveGroup(ctx, np.arange(2), np.arange(2), wave64=False, mode=0, pc=0)
     g.set_exec(np.array([[True] * 32, [False] * 32]))
     ended = []
-    Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append).run([g])
+    Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append).run([g])
     final = WaveGroup.merge(ended)
     assert dict(zip(final.waves.tolist(), final.s[3].tolist())) == {0: 1, 1: 0}
 
@@ -121,5 +121,5 @@ s_endpgm
     g = WaveGroup(ctx, np.arange(2), np.zeros(2, np.int64), wave64=False, mode=0, pc=0)
     g.set_exec(np.ones((2, 32), bool))
     ended = []
-    Executor(ctx, Program(asm(text)), time.monotonic() + 20, on_end=ended.append).run([g])
+    Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append).run([g])
     assert sorted(w for e in ended for w in e.waves.tolist()) == [0, 1]

@@ -16,12 +16,12 @@ gputwin rejects as reserved bits (fail closed; see docs/valu.md "Known differenc
 use src2 = 0 with the same src0/src1 and expected values.
 """
 import struct
-import time
 
 import numpy as np
 import pytest
 
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 
@@ -209,7 +209,7 @@ def _run_words(words, sgprs, vgprs):
         g.set_vgpr(r, np.full((1, 32), x, np.uint32), mask=everyone)
     ended = []
     prog = Program(struct.pack(f"<{len(words) + 1}I", *words, S_ENDPGM), wave64=False)
-    Executor(ctx, prog, time.monotonic() + 10, on_end=ended.append).run([g])
+    Executor(ctx, prog, Watchdog(), on_end=ended.append).run([g])
     return WaveGroup.merge(ended)
 
 
