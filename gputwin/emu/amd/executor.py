@@ -56,7 +56,7 @@ class Executor:
 
     def run(self, groups: list[WaveGroup]) -> None:
         """Run `groups` until every wave has ended (see the module docstring)."""
-        self._live = list(groups)
+        self._live = (groups,)
         try:
             self._run(groups)
         except _Stop as stop:
@@ -66,9 +66,10 @@ class Executor:
         """What progress was seen and where the waves still running are, for a hang message."""
         ctx, p = self.ctx, self.progress or Progress()
         done = p.waves_done + int(ctx.ended.sum())
-        total = p.waves_total or done + sum(g.n for g in self._live)
+        live = [g for part in self._live for g in part]
+        total = p.waves_total or done + sum(g.n for g in live)
         at: dict[int, int] = {}
-        for g in self._live:
+        for g in live:
             at[g.pc] = at.get(g.pc, 0) + g.n
         where = ", ".join(f"{n} at pc={ctx.code_address + pc:#x} (code offset {pc:#x})"
                           for pc, n in sorted(at.items(), key=lambda kv: -kv[1])[:4])
@@ -90,7 +91,7 @@ class Executor:
                 continue
             g = turns.pop() if turns else None
             if g is not None and any(g is x for x in runnable):
-                runnable = [x for x in runnable if x is not g]
+                runnable.remove(g)
                 limit = NO_LIMIT
             else:
                 pc = min(x.pc for x in runnable)
@@ -100,9 +101,10 @@ class Executor:
                     mates = [x for x in same if x.can_merge(g)]
                     g = WaveGroup.merge(mates)
                     same = mates
-                runnable = [x for x in runnable if not any(x is y for y in same)]
+                gone = set(map(id, same))
+                runnable = [x for x in runnable if id(x) not in gone]
                 limit = min((x.pc for x in runnable), default=NO_LIMIT)
-            self._live = [g] + runnable + parked
+            self._live = ([g], runnable, parked)
             result = self._run_group(g, limit, QUANTUM if runnable else NO_LIMIT)
             if result is None:                       # passed another group's PC: take turns
                 runnable.append(g)
