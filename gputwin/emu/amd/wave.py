@@ -59,13 +59,17 @@ class WaveGroup:
     def set_exec(self, mask: np.ndarray) -> None:
         """Set EXEC from a bool (n, L) mask (the group takes ownership of a full-shape bool array)."""
         mask = _own_mask(mask, self.n, self.lanes)
+        self._unpacked_exec(mask)
+        words = _pack(mask)
+        self.s[EXEC] = words[:, 0]
+        self.s[EXEC + 1] = words[:, 1] if self.wave64 else 0
+
+    def _unpacked_exec(self, mask: np.ndarray) -> None:
+        """Take a read-only bool (n, L) mask as EXEC (the SGPR words are the caller's business)."""
         self._exec = mask
         self._exec_words = None             # EXEC as uint32 all-ones/zero words, made on first masked write
         self.exec_count = int(np.count_nonzero(mask))
         self.exec_full = self.exec_count == mask.size
-        words = _pack(mask)
-        self.s[EXEC] = words[:, 0]
-        self.s[EXEC + 1] = words[:, 1] if self.wave64 else 0
 
     # --- VGPRs ---------------------------------------------------------------------------------
     def vgpr(self, reg: int) -> np.ndarray:
@@ -136,8 +140,12 @@ class WaveGroup:
         self.s[index] = value
         self._masks.pop(index, None)
         self._masks.pop(index - 1, None)
-        if index in (EXEC, EXEC + 1):
-            self.set_exec(_unpack(self.s[EXEC:EXEC + 2].T, self.lanes))
+        if index >= EXEC:                   # the words stand as written (wave32: EXEC_HI reads 0)
+            if not self.wave64:
+                self.s[EXEC + 1] = 0
+            mask = _unpack(self.s[EXEC:EXEC + 2].T, self.lanes)
+            mask.flags.writeable = False
+            self._unpacked_exec(mask)
 
     def sgpr64(self, index: int) -> np.ndarray:
         """uint64 (n,) value of the scalar pair starting at `index`."""
