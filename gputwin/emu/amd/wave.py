@@ -202,7 +202,7 @@ class WaveGroup:
         g.ctx, g.wave64, g.lanes, g.mode, g.pc = self.ctx, self.wave64, self.lanes, self.mode, self.pc
         g.waves, g.wg = self.waves.take(idx), self.wg.take(idx)
         g.n = int(g.waves.size)
-        g.s = self.s.take(idx, axis=1)
+        g.s = _take_waves(self.s, idx)
         g.v = [None if a is None else _ro(a.take(idx, axis=0)) for a in self.v]
         g.scc = self.scc.take(idx)
         g.insts = self.insts.take(idx)
@@ -247,6 +247,17 @@ def compact(a):
     if st is None or a.ndim != 2 or st[1] != 0 or a.size == 0:
         return a
     return a[0, 0] if st[0] == 0 else a[:, :1]
+
+
+def _take_waves(s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The (128, n) SGPR file's columns `idx`. numpy moves one element at a time along the last axis, so
+    for big groups only the rows a kernel ever wrote (a few dozen of the 128; the rest are zero) move."""
+    if s.shape[1] < 512:
+        return s.take(idx, axis=1)
+    live = np.flatnonzero(s.any(axis=1))
+    out = np.zeros((s.shape[0], idx.size), s.dtype)
+    out[live] = s.take(live, axis=0).take(idx, axis=1)
+    return out
 
 
 def _own_mask(mask, n: int, lanes: int) -> np.ndarray:

@@ -129,3 +129,12 @@ def test_take_and_merge_carry_each_waves_instruction_count():
     a, b = g.take(np.array([0, 2])), g.take(np.array([1, 3]))
     b.insts += 100
     assert WaveGroup.merge([a, b]).insts.tolist() == [5, 7, 106, 108]
+
+
+def test_take_from_a_big_group_keeps_every_sgpr_row():
+    rng = np.random.default_rng(12)
+    g = group(n=700)                                  # big enough for the live-rows path
+    g.s[[0, 5, 104, 125]] = rng.integers(1, 1 << 32, (4, 700), dtype=np.uint64).astype(np.uint32)
+    sel = rng.random(700) < 0.4
+    part = g.take(sel)
+    assert (part.s == g.s[:, sel]).all() and part.s.flags.c_contiguous and part.s.flags.writeable
