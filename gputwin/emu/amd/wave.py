@@ -32,7 +32,7 @@ class WaveGroup:
     """n waves x L lanes that execute the same instruction; see the module docstring."""
 
     __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
-                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words", "insts")
+                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words", "insts", "_written")
 
     def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int,
                  exec_mask: np.ndarray | None = None):
@@ -46,6 +46,7 @@ class WaveGroup:
         self.pc = int(pc)                   # byte offset from the dispatch's code address
         self.s = np.zeros((NUM_SGPR_SLOTS, self.n), np.uint32)
         self.v: list[np.ndarray | None] = [None] * NUM_VGPR_SLOTS
+        self._written: set[int] = set()     # VGPRs ever written: the only ones take/merge move
         self.scc = np.zeros(self.n, bool)
         self.insts = np.zeros(self.n, np.int64)     # instructions each wave has executed (the watchdog's budget)
         self._masks: dict[int, np.ndarray] = {}
@@ -116,6 +117,7 @@ class WaveGroup:
         if arr.flags.writeable:
             arr.flags.writeable = False
         self.v[reg] = arr
+        self._written.add(reg)
 
     # --- scalar operand space ------------------------------------------------------------------
     def sgpr(self, index: int) -> np.ndarray:
@@ -203,7 +205,10 @@ class WaveGroup:
         g.waves, g.wg = self.waves.take(idx), self.wg.take(idx)
         g.n = int(g.waves.size)
         g.s = _take_waves(self.s, idx)
-        g.v = [None if a is None else _ro(a.take(idx, axis=0)) for a in self.v]
+        g.v = [None] * NUM_VGPR_SLOTS
+        for r in self._written:
+            g.v[r] = _take_rows(self.v[r], idx, self.lanes)
+        g._written = set(self._written)
         g.scc = self.scc.take(idx)
         g.insts = self.insts.take(idx)
         g._masks = {}
@@ -225,8 +230,9 @@ class WaveGroup:
         g.wg = np.concatenate([x.wg for x in groups])
         g.n = int(g.waves.size)
         g.s = np.concatenate([x.s for x in groups], axis=1)
-        live = sorted({r for x in groups for r, a in enumerate(x.v) if a is not None})
+        live = set().union(*(x._written for x in groups))
         g.v = [None] * NUM_VGPR_SLOTS
+        g._written = live
         for r in live:
             g.v[r] = _ro(np.concatenate([x.vgpr(r) for x in groups]))
         g.scc = np.concatenate([x.scc for x in groups])
@@ -247,6 +253,18 @@ def compact(a):
     if st is None or a.ndim != 2 or st[1] != 0 or a.size == 0:
         return a
     return a[0, 0] if st[0] == 0 else a[:, :1]
+
+
+def _take_rows(a: np.ndarray, idx: np.ndarray, lanes: int) -> np.ndarray:
+    """Rows `idx` of VGPR array `a`, keeping a broadcast (one value per wave, per lane, or for all) a
+    broadcast rather than materialising it."""
+    st = a.strides
+    if st[1] == 0:                                 # one value per wave, or one for all
+        col = a[:, :1].take(idx, axis=0) if st[0] else a[:1, :1]
+        return np.broadcast_to(col, (idx.size, lanes))
+    if st[0] == 0:                                 # one value per lane, the same in every wave
+        return np.broadcast_to(a[0], (idx.size, lanes))
+    return _ro(a.take(idx, axis=0))
 
 
 def _take_waves(s: np.ndarray, idx: np.ndarray) -> np.ndarray:
