@@ -138,3 +138,14 @@ def test_take_from_a_big_group_keeps_every_sgpr_row():
     sel = rng.random(700) < 0.4
     part = g.take(sel)
     assert (part.s == g.s[:, sel]).all() and part.s.flags.c_contiguous and part.s.flags.writeable
+
+
+def test_take_keeps_per_wave_and_uniform_registers_compact():
+    g = group(n=3)
+    g.set_vgpr(6, np.array([[3], [4], [5]], np.uint32))     # one value per wave
+    g.set_vgpr(7, np.uint32(9))                             # one value for all
+    g.set_vgpr(8, np.arange(32, dtype=np.uint32))           # one value per lane
+    part = g.take(np.array([2, 0]))
+    assert compact(part.vgpr(6)).tolist() == [[5], [3]] and compact(part.vgpr(7)) == 9
+    assert part.vgpr(6).tolist() == [[5] * 32, [3] * 32] and part.vgpr(8).tolist() == [list(range(32))] * 2
+    assert part.vgpr(9).tolist() == [[0] * 32] * 2           # never written: zeros
