@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gputwin.emu import watchdog
 from gputwin.emu.amd import cdna3, gfx12
 from gputwin.emu.amd.executor import Executor, Progress
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
-from gputwin.emu import watchdog
 from gputwin.emu.memory import AddressSpace
 from gputwin.errors import IllegalInstruction, MemoryFault
 

@@ -127,9 +127,10 @@ class Program:
         self._seen = bytes(self.code[:self.decoded_end])
 
     def inert_run(self, start: int, end: int) -> int | None:
-        """Instructions from `start` to `end` when every path there is code that waves with EXEC = 0 may
+        """Instructions from `start` to `end` when the path there is code that waves with EXEC = 0 may
         execute without effect (so an s_cbranch_execz to `end` need not split the group), else None.
-        The path may follow s_branch: LLVM's else-blocks end in a branch back to a loop header."""
+        The path is straight-line code that may follow s_branch (LLVM's else blocks in a loop end in a
+        branch back to the loop header); any conditional branch ends it."""
         key = (start, end)
         if key not in self._inert:
             count, pc = 0, start

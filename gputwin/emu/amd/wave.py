@@ -11,6 +11,7 @@ Python-level step advances thousands of lanes. The group owns the register files
   kept unpacked as a bool (n, L) mask; both forms are updated together on every write.
 - sgpr() also reads 251 vccz, 252 execz, 253 scc and the apertures 235..238 (src_shared_base...).
 - SCC as a bool (n,) array and MODE as one uint32 (uniform within a group; groups only merge when equal).
+- insts: an int64 (n,) count of the instructions each wave has executed (the watchdog's per-wave budget).
 
 This module is the contract with the VALU semantics (docs/contracts.md); keep its API stable.
 """
