@@ -69,7 +69,7 @@ class WaveGroup:
     def _unpacked_exec(self, mask: np.ndarray) -> None:
         """Take a read-only bool (n, L) mask as EXEC (the SGPR words are the caller's business)."""
         self._exec = mask
-        self._exec_words = None             # EXEC as uint32 all-ones/zero words, made on first masked write
+        self._exec_words = None             # EXEC as select words (_select_words), made on first masked write
         self.exec_count = int(np.count_nonzero(mask))
         self.exec_full = self.exec_count == mask.size
 
@@ -103,13 +103,27 @@ class WaveGroup:
                 return
             words = self._exec_words
             if words is None:
-                words = self._exec_words = _words(self._exec)
-        else:
-            words = _words(mask)
-        # a bitwise select: numpy's where() branches per element and is ~7x slower on a divergent mask
-        old = self.vgpr(reg)
-        out = np.bitwise_and(np.bitwise_xor(value, old), words)
-        self.put_vgpr(reg, np.bitwise_xor(out, old, out=out))
+                words = self._exec_words = self._select_words()
+            if words is not False:
+                # a bitwise select: where() branches per element, ~4x slower when lanes of waves disagree
+                old = self.vgpr(reg)
+                out = np.bitwise_and(np.bitwise_xor(value, old), words)
+                self.put_vgpr(reg, np.bitwise_xor(out, old, out=out))
+                return
+            mask = self._exec
+        self.put_vgpr(reg, np.where(mask, value, self.vgpr(reg)))
+
+    def _select_words(self):
+        """EXEC as uint32 all-ones/zero words for masked writes, or False when where() is the faster
+        select: when nearly every wave is wholly on or off (if (tid < k) on whole waves), its branches
+        follow long runs and it makes one pass where the bitwise select makes three."""
+        lo = self.s[EXEC]
+        whole = (lo == 0) | (lo == 0xFFFFFFFF)
+        if self.wave64:
+            whole &= self.s[EXEC + 1] == lo
+        if 8 * (self.n - int(np.count_nonzero(whole))) <= self.n:
+            return False
+        return _words(self._exec)
 
     def put_vgpr(self, reg: int, arr: np.ndarray) -> None:
         """Store a full (n, L) uint32 array as VGPR `reg` (every lane; the group takes ownership)."""

@@ -95,13 +95,16 @@ def test_compact_views_registers_stored_per_wave_or_uniform():
     assert compact(g.vgpr(1)).shape == (3, 32) and int(g.vgpr(1)[1, 4]) == 8
 
 
+@pytest.mark.parametrize("lanes_disagree", [True, False], ids=["lanes-disagree", "whole-waves"])
 @pytest.mark.parametrize("shape", [(6, 32), (6, 1), (32,), ()], ids=["per-lane", "per-wave", "lane-row", "scalar"])
-def test_masked_writes_on_a_divergent_exec_keep_inactive_lanes_bit_for_bit(shape):
+def test_masked_writes_on_a_divergent_exec_keep_inactive_lanes_bit_for_bit(shape, lanes_disagree):
     rng = np.random.default_rng(11)
     g = group(n=6)
     old = rng.integers(0, 1 << 32, (6, 32), dtype=np.uint64).astype(np.uint32)
     g.set_vgpr(4, old)
-    ex = rng.random((6, 32)) < 0.5
+    # two selects are used: bitwise where lanes of a wave disagree, where() when waves are wholly on or off
+    ex = rng.random((6, 32)) < 0.5 if lanes_disagree else np.array([[1], [0], [1], [1], [0], [0]], bool) & \
+        np.ones((1, 32), bool)
     g.set_exec(ex)
     value = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
     g.set_vgpr(4, value)
