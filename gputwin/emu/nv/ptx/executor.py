@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gputwin.emu.amd import hostmem  # noqa: F401 - keeps big numpy temporaries' pages (shared by both emulators)
+from gputwin.emu import hostmem  # noqa: F401 - keeps big numpy temporaries' pages
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
