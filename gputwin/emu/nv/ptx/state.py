@@ -68,6 +68,7 @@ class Batch:
 
     def __init__(self, launch, plan, ctas: np.ndarray):
         self.launch, self.plan, self.mem = launch, plan, launch.mem
+        self._scratch = {}
         bx, by, bz = launch.block
         tpc = bx * by * bz
         self.tpc_padded = (tpc + 31) // 32 * 32
@@ -255,6 +256,14 @@ class Batch:
         if ins.neg:
             return lambda: ~arr
         return lambda: arr
+
+    def scratch(self, name, make):
+        """Work arrays made once per batch and shared by every instruction of one kind (steps never
+        nest, so they never hold them at the same time): no allocation on the hot path."""
+        v = self._scratch.get(name)
+        if v is None:
+            v = self._scratch[name] = make()
+        return v
 
     def active(self, m, T_=None):
         return self.all_idx if m is None else np.flatnonzero(m)
