@@ -18,6 +18,7 @@ from gputwin.errors import MemoryFault
 
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 2 << 48
+_M64 = (1 << 64) - 1
 WINDOW_SIZE = 1 << 32
 
 _SPECIAL_SCALAR = ("%ntid", "%nctaid")
@@ -372,6 +373,34 @@ class Batch:
                 if sel.any():
                     self.store(ins, sp if win == 0 else "generic", where[sel], idx[sel], bits[sel])
 
+    def gather_global(self, base, offset: int, nbytes: int, out, generic: bool) -> bool:
+        """Full-mask global load of every thread's `base + offset` (base: a 64-bit register as uint64)
+        gathered into `out`, when every lane is aligned and inside one mapping (below the shared and
+        local windows for generic addresses). False otherwise: the caller then takes the checked path,
+        which faults or routes by window. One subtraction, two reductions, a shift and the gather."""
+        r = self.mem.find((int(base[0]) + offset) & _M64)
+        if r is None or r.base % nbytes or (generic and r.end > SHARED_WINDOW):
+            return False
+        off = self.scratch("gather_off", lambda: np.empty(self.T, np.uint64))
+        np.subtract(base, np.uint64((r.base - offset) & _M64), out=off)    # wraps below the base: huge
+        if int(np.bitwise_or.reduce(off)) & (nbytes - 1) or int(off.max()) + nbytes > r.data.size:
+            return False
+        el = off.view(np.int64)
+        if nbytes > 1:
+            el >>= nbytes.bit_length() - 1
+        view = self._typed(r, nbytes)
+        np.take(view, el, out=out.view(view.dtype), mode="clip")      # indices bounds-checked above
+        return True
+
+    def _typed(self, r, nbytes):
+        """The mapping's bytes as unsigned elements of nbytes (cached per mapping)."""
+        key = (id(r.data), nbytes)
+        view = self._views.get(key)
+        if view is None or view[0] is not r.data:
+            view = (r.data, r.data[: r.data.size // nbytes * nbytes].view(T.UINT[nbytes]))
+            self._views[key] = view
+        return view[1]
+
     def _global_view(self, addrs, nbytes, write):
         """Fast path: every lane inside one mapping whose base is aligned -> (typed view, element
         indices); None otherwise (the AddressSpace's own per-lane path then checks and faults)."""
@@ -381,15 +410,10 @@ class Batch:
         r = self.mem.find(lo)
         if r is None or hi + nbytes > r.end or r.base % nbytes or (write and not r.writable):
             return None
-        key = (id(r.data), nbytes)
-        view = self._views.get(key)
-        if view is None or view[0] is not r.data:
-            view = (r.data, r.data[: r.data.size // nbytes * nbytes].view(T.UINT[nbytes]))
-            self._views[key] = view
         el = (addrs - np.uint64(r.base)).view(np.int64)
         if nbytes > 1:
             el >>= nbytes.bit_length() - 1
-        return view[1], el
+        return self._typed(r, nbytes), el
 
     def address(self, ins, op: Addr, idx):
         """The per-lane address of a memory operand, as uint64, for the active lanes idx."""

@@ -153,6 +153,19 @@ def test_out_of_bounds_global_access_faults_with_address_and_line():
     assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write and e.value.ptx_line == 15
 
 
+def test_full_warp_load_partly_below_its_buffer_faults_at_the_first_bad_lane():
+    # lane 0 reads 4 bytes below the buffer (unmapped), lanes 1..31 inside it: the whole-warp gather
+    # must not wrap around or clip; the checked path names lane 0's address
+    r = Rig()
+    out = r.buf(np.zeros(32, np.uint32))
+    text = kernel("ld.global.u32 %r1, [%rd1+-4];\nst.global.u32 [%rd1], %r1;")
+    if r.mem.find(out - 4) is not None:
+        pytest.skip("needs the arena's first buffer to start a mapping with nothing below it")
+    with pytest.raises(MemoryFault, match="load from unmapped global") as e:
+        r.run(load_module(text), "k", [out], block=(32,))
+    assert e.value.address == out - 4 and not e.value.write
+
+
 def test_misaligned_access_faults():
     with pytest.raises(MemoryFault, match="misaligned 4-byte global") as e:
         run(kernel("add.u64 %rd2, %rd1, 2;\nld.global.u32 %r1, [%rd2];"))
