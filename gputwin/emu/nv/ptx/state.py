@@ -377,13 +377,15 @@ class Batch:
         """Full-mask global load of every thread's `base + offset` (base: a 64-bit register as uint64)
         gathered into `out`, when every lane is aligned and inside one mapping (below the shared and
         local windows for generic addresses). False otherwise: the caller then takes the checked path,
-        which faults or routes by window. One subtraction, two reductions, a shift and the gather."""
+        which faults or routes by window. One subtraction, one or two reductions, a shift, the gather."""
         r = self.mem.find((int(base[0]) + offset) & _M64)
         if r is None or r.base % nbytes or (generic and r.end > SHARED_WINDOW):
             return False
         off = self.scratch("gather_off", lambda: np.empty(self.T, np.uint64))
         np.subtract(base, np.uint64((r.base - offset) & _M64), out=off)    # wraps below the base: huge
-        if int(np.bitwise_or.reduce(off)) & (nbytes - 1) or int(off.max()) + nbytes > r.data.size:
+        # one OR over the offsets gives the alignment and a bound (max <= OR); max() only if that is loose
+        acc, size = int(np.bitwise_or.reduce(off)), r.data.size
+        if acc & (nbytes - 1) or (acc + nbytes > size and int(off.max()) + nbytes > size):
             return False
         el = off.view(np.int64)
         if nbytes > 1:

@@ -241,16 +241,19 @@ def _fast_f32(kind, d, srcs, ftz, b):
     if ftz:
         return _fma_f32_ftz(d, x, y, z)
     T_ = b.T
-    scratch = b.scratch("fma_f32", lambda: (np.empty(T_, np.float64), np.empty(T_, np.uint64),
-                                            np.empty(T_, bool)))
+    scratch = b.scratch("fma_f32", lambda: (np.empty(T_, np.float64), np.empty(T_, np.float64),
+                                            np.empty(T_, np.uint64), np.empty(T_, bool)))
     mid, top = np.uint64(0x10000000), np.uint64(0x1FFFFFFF)
     tiny = np.uint64(0x3810000000000000 << 1)          # the f32 normal range's bottom, sign shifted out
     inf2 = np.uint64(0xFFE0000000000000)               # infinity, sign shifted out: above it is NaN
 
     def fma(m):
-        s, u, hit = scratch                             # shared by the batch's fma.rn.f32 steps
-        np.multiply(x(), y(), out=s, dtype=np.float64)  # exact: 24 x 24 bits fit in 53
-        np.add(s, z(), out=s, dtype=np.float64)
+        s, t, u, hit = scratch                          # shared by the batch's fma.rn.f32 steps
+        np.copyto(s, x())                               # widening copies first: measured faster than
+        np.copyto(t, y())                               # a ufunc casting its inputs on the fly
+        np.multiply(s, t, out=s)                        # exact: 24 x 24 bits fit in 53
+        np.copyto(t, z())
+        np.add(s, t, out=s)
         # s rounds to the right f32 unless it sits exactly on an f32 midpoint (or in the f32 subnormal
         # range) while being inexact: only then is the exact (TwoSum + round-to-odd) path needed
         sb = s.view(np.uint64)
