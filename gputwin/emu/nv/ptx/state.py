@@ -394,6 +394,22 @@ class Batch:
         np.take(view, el, out=out.view(view.dtype), mode="clip")      # indices bounds-checked above
         return True
 
+    def gather_shared(self, base, offset: int, nbytes: int, out) -> bool:
+        """Full-mask .shared load of every thread's `base + offset` (base: an unsigned register) into
+        `out`, when every lane is aligned and inside its CTA's shared memory; False otherwise (the
+        checked path then faults). The same passes as gather_global, plus the CTA's base."""
+        off = self.scratch("gather_off", lambda: np.empty(self.T, np.uint64))
+        np.add(base, np.uint64(offset & _M64), out=off, casting="unsafe")     # widens 32-bit bases
+        acc, limit = int(np.bitwise_or.reduce(off)), self.shared_limit
+        if acc & (nbytes - 1) or (acc + nbytes > limit and int(off.max()) + nbytes > limit):
+            return False
+        el = off.view(np.int64)
+        el += self.shared_base
+        if nbytes > 1:
+            el >>= nbytes.bit_length() - 1
+        np.take(self.shared.view(T.UINT[nbytes]), el, out=out.view(T.UINT[nbytes]), mode="clip")
+        return True
+
     def _typed(self, r, nbytes):
         """The mapping's bytes as unsigned elements of nbytes (cached per mapping)."""
         key = (id(r.data), nbytes)

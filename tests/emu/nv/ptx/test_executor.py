@@ -131,6 +131,34 @@ def test_dynamic_shared_memory_and_generic_addressing():
         run(text, n=64, dynamic_shared_bytes=128)
 
 
+def _shared_reverse(extra):
+    body = f"""
+    mov.u32 %r5, %ctaid.x;
+    mad.lo.u32 %r6, %r5, 1000, %r0;
+    mov.u32 %r3, sh;
+    shl.b32 %r1, %r0, 2;
+    add.u32 %r4, %r3, %r1;
+    st.shared.u32 [%r4], %r6;
+    bar.sync 0;
+    sub.u32 %r7, 31, %r0;
+    mad.lo.u32 %r8, %r7, 4, %r3;
+    ld.shared.u32 %r2, [%r8+{extra}];
+    mul.wide.u32 %rd4, %r5, 128;
+    add.u64 %rd5, %rd1, %rd4;
+    st.global.u32 [%rd5], %r2;
+    """
+    return HEAD + ".shared .align 4 .b8 sh[128];\n" + kernel(body)[len(HEAD):]
+
+
+def test_full_warp_shared_load_per_cta_and_out_of_bounds():
+    # whole warps of two CTAs read their own CTA's shared memory in reverse, through a 32-bit base
+    got, _ = run(_shared_reverse(0), n=32, grid=(2,))
+    assert got.tolist() == [c * 1000 + 31 - t for c in range(2) for t in range(32)]
+    with pytest.raises(MemoryFault, match="4-byte shared access outside the CTA's 128 bytes") as e:
+        run(_shared_reverse(4), n=32, grid=(2,))      # lane 0 reads byte 128
+    assert e.value.address == 128
+
+
 def test_local_memory_is_per_thread():
     body = """
     mov.u64 %rd2, loc;

@@ -97,10 +97,13 @@ def ld(ins, b):
 
     direct = getattr(outs[0], "view", None) if vec == 1 and outs[0] is not None else None
     gbase = _global_base(ins, b, sp, addr) if direct is not None else None
+    sbase = _shared_base(ins, b, sp, addr) if direct is not None else None
     goff, generic = addr.offset, sp in ("", "generic")
 
     def run(m):
         if m is None and gbase is not None and b.gather_global(gbase, goff, n, direct, generic):
+            return
+        if m is None and sbase is not None and b.gather_shared(sbase, goff, n, direct):
             return
         idx = b.active(m, b.T)
         a = b.address(ins, addr, idx)
@@ -129,6 +132,15 @@ def _global_base(ins, b, sp, addr):
         return None
     arr, _ = b.reg(ins, base.name)
     return arr.view(np.uint64) if arr.itemsize == 8 and arr.ndim == 1 else None
+
+
+def _shared_base(ins, b, sp, addr):
+    """The unsigned base register of a .shared address, for Batch.gather_shared."""
+    base = addr.base
+    if sp != "shared" or not isinstance(base, Reg) or (ins.fn, base.name) not in b.plan.regs:
+        return None
+    arr, _ = b.reg(ins, base.name)
+    return arr.view(T.UINT[arr.itemsize]) if arr.itemsize in (4, 8) and arr.ndim == 1 else None
 
 
 @op("st")
