@@ -442,3 +442,13 @@ def test_match_all_and_128_bit_loads_fail_closed():
     assert got.tolist() == [0xFFFFFFFF + 1 & 0xFFFFFFFF] * 32
     with pytest.raises(PtxError, match="registers of type .b128 are not modelled"):
         run(kernel(".reg .b128 %q;\nld.global.b128 %q, [%rd0];"))
+
+
+def test_warp_count_of_a_step_mask():
+    from gputwin.emu.nv.ptx.executor import _warps_in
+    rng = np.random.default_rng(70)
+    for density in (0.0, 0.01, 0.3, 1.0):
+        mask = rng.random(64 * 32) < density
+        mask[32 * 5 + 31] = density > 0          # a warp whose only active lane is its last
+        want = sum(any(mask[w * 32:(w + 1) * 32]) for w in range(64))
+        assert _warps_in(mask, 64) == want
