@@ -210,6 +210,7 @@ class Batch:
                     arr[...] = val
                 else:
                     np.bitwise_xor(arr, (arr ^ val) & m, out=arr)
+            wp.view = arr                            # full-mask writers may compute straight into it
             return wp
         cs, ts = arr.itemsize, T.size(t)
         dt = T.dtype(t)
