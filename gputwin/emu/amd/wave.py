@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gputwin.emu.amd import hostmem  # noqa: F401 - tunes malloc for big arrays on import
+from gputwin.emu import hostmem  # noqa: F401 - tunes malloc for big arrays on import
 from gputwin.errors import IllegalInstruction
 
 NUM_SGPR_SLOTS = 128

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gputwin.emu.amd import hostmem  # noqa: F401 - keeps big numpy temporaries' pages (shared by both emulators)
+from gputwin.emu import hostmem  # noqa: F401 - keeps big numpy temporaries' pages
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
@@ -147,6 +147,13 @@ def _hold_for_members(b: Batch, key, mask, members):
     return (present & hold[:, None]).reshape(-1)
 
 
+def _warps_in(mask, W) -> int:
+    """How many warps have a lane in the bool mask: a warp's 32 flags read as four 64-bit words (6x
+    faster than any() along an axis of 32, which numpy reduces slowly)."""
+    m = np.ascontiguousarray(mask).view(np.uint64).reshape(W, 4)
+    return int(np.count_nonzero(m[:, 0] | m[:, 1] | m[:, 2] | m[:, 3]))
+
+
 def _guarded(fn, g):
     def run(m):
         p = g()
@@ -160,7 +167,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
     key = np.where(b.valid, np.int64(MAXD * DEPTH), np.int64(EXIT))
     b.key = key
     b.stack = np.zeros((plan.max_depth + 1, T_), np.int64)
-    c = Counters(warps=int(b.valid.reshape(W, 32).any(1).sum()))
+    c = Counters(warps=_warps_in(b.valid, W))
     full_mask = b.valid.all()
     conv, stale, forced, mn, mask = False, False, False, 0, None
     steps = 0
@@ -201,7 +208,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
             c.warp_insts += W
             c.lane_ops += T_
         else:
-            c.warp_insts += int(mask.reshape(W, 32).any(1).sum())
+            c.warp_insts += _warps_in(mask, W)
             c.lane_ops += int(np.count_nonzero(mask))
         steps += 1
         b.steps = steps

@@ -18,6 +18,7 @@ from gputwin.errors import MemoryFault
 
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 2 << 48
+_M64 = (1 << 64) - 1
 WINDOW_SIZE = 1 << 32
 
 _SPECIAL_SCALAR = ("%ntid", "%nctaid")
@@ -68,6 +69,7 @@ class Batch:
 
     def __init__(self, launch, plan, ctas: np.ndarray):
         self.launch, self.plan, self.mem = launch, plan, launch.mem
+        self._scratch = {}
         bx, by, bz = launch.block
         tpc = bx * by * bz
         self.tpc_padded = (tpc + 31) // 32 * 32
@@ -208,6 +210,7 @@ class Batch:
                     arr[...] = val
                 else:
                     np.bitwise_xor(arr, (arr ^ val) & m, out=arr)
+            wp.view = arr                            # full-mask writers may compute straight into it
             return wp
         cs, ts = arr.itemsize, T.size(t)
         dt = T.dtype(t)
@@ -255,6 +258,14 @@ class Batch:
         if ins.neg:
             return lambda: ~arr
         return lambda: arr
+
+    def scratch(self, name, make):
+        """Work arrays made once per batch and shared by every instruction of one kind (steps never
+        nest, so they never hold them at the same time): no allocation on the hot path."""
+        v = self._scratch.get(name)
+        if v is None:
+            v = self._scratch[name] = make()
+        return v
 
     def active(self, m, T_=None):
         return self.all_idx if m is None else np.flatnonzero(m)
@@ -363,6 +374,52 @@ class Batch:
                 if sel.any():
                     self.store(ins, sp if win == 0 else "generic", where[sel], idx[sel], bits[sel])
 
+    def gather_global(self, base, offset: int, nbytes: int, out, generic: bool) -> bool:
+        """Full-mask global load of every thread's `base + offset` (base: a 64-bit register as uint64)
+        gathered into `out`, when every lane is aligned and inside one mapping (below the shared and
+        local windows for generic addresses). False otherwise: the caller then takes the checked path,
+        which faults or routes by window. One subtraction, one or two reductions, a shift, the gather."""
+        r = self.mem.find((int(base[0]) + offset) & _M64)
+        if r is None or r.base % nbytes or (generic and r.end > SHARED_WINDOW):
+            return False
+        off = self.scratch("gather_off", lambda: np.empty(self.T, np.uint64))
+        np.subtract(base, np.uint64((r.base - offset) & _M64), out=off)    # wraps below the base: huge
+        # one OR over the offsets gives the alignment and a bound (max <= OR); max() only if that is loose
+        acc, size = int(np.bitwise_or.reduce(off)), r.data.size
+        if acc & (nbytes - 1) or (acc + nbytes > size and int(off.max()) + nbytes > size):
+            return False
+        el = off.view(np.int64)
+        if nbytes > 1:
+            el >>= nbytes.bit_length() - 1
+        view = self._typed(r, nbytes)
+        np.take(view, el, out=out.view(view.dtype), mode="clip")      # indices bounds-checked above
+        return True
+
+    def gather_shared(self, base, offset: int, nbytes: int, out) -> bool:
+        """Full-mask .shared load of every thread's `base + offset` (base: an unsigned register) into
+        `out`, when every lane is aligned and inside its CTA's shared memory; False otherwise (the
+        checked path then faults). The same passes as gather_global, plus the CTA's base."""
+        off = self.scratch("gather_off", lambda: np.empty(self.T, np.uint64))
+        np.add(base, np.uint64(offset & _M64), out=off, casting="unsafe")     # widens 32-bit bases
+        acc, limit = int(np.bitwise_or.reduce(off)), self.shared_limit
+        if acc & (nbytes - 1) or (acc + nbytes > limit and int(off.max()) + nbytes > limit):
+            return False
+        el = off.view(np.int64)
+        el += self.shared_base
+        if nbytes > 1:
+            el >>= nbytes.bit_length() - 1
+        np.take(self.shared.view(T.UINT[nbytes]), el, out=out.view(T.UINT[nbytes]), mode="clip")
+        return True
+
+    def _typed(self, r, nbytes):
+        """The mapping's bytes as unsigned elements of nbytes (cached per mapping)."""
+        key = (id(r.data), nbytes)
+        view = self._views.get(key)
+        if view is None or view[0] is not r.data:
+            view = (r.data, r.data[: r.data.size // nbytes * nbytes].view(T.UINT[nbytes]))
+            self._views[key] = view
+        return view[1]
+
     def _global_view(self, addrs, nbytes, write):
         """Fast path: every lane inside one mapping whose base is aligned -> (typed view, element
         indices); None otherwise (the AddressSpace's own per-lane path then checks and faults)."""
@@ -372,15 +429,10 @@ class Batch:
         r = self.mem.find(lo)
         if r is None or hi + nbytes > r.end or r.base % nbytes or (write and not r.writable):
             return None
-        key = (id(r.data), nbytes)
-        view = self._views.get(key)
-        if view is None or view[0] is not r.data:
-            view = (r.data, r.data[: r.data.size // nbytes * nbytes].view(T.UINT[nbytes]))
-            self._views[key] = view
         el = (addrs - np.uint64(r.base)).view(np.int64)
         if nbytes > 1:
             el >>= nbytes.bit_length() - 1
-        return view[1], el
+        return self._typed(r, nbytes), el
 
     def address(self, ins, op: Addr, idx):
         """The per-lane address of a memory operand, as uint64, for the active lanes idx."""

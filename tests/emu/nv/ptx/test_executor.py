@@ -131,6 +131,34 @@ def test_dynamic_shared_memory_and_generic_addressing():
         run(text, n=64, dynamic_shared_bytes=128)
 
 
+def _shared_reverse(extra):
+    body = f"""
+    mov.u32 %r5, %ctaid.x;
+    mad.lo.u32 %r6, %r5, 1000, %r0;
+    mov.u32 %r3, sh;
+    shl.b32 %r1, %r0, 2;
+    add.u32 %r4, %r3, %r1;
+    st.shared.u32 [%r4], %r6;
+    bar.sync 0;
+    sub.u32 %r7, 31, %r0;
+    mad.lo.u32 %r8, %r7, 4, %r3;
+    ld.shared.u32 %r2, [%r8+{extra}];
+    mul.wide.u32 %rd4, %r5, 128;
+    add.u64 %rd5, %rd1, %rd4;
+    st.global.u32 [%rd5], %r2;
+    """
+    return HEAD + ".shared .align 4 .b8 sh[128];\n" + kernel(body)[len(HEAD):]
+
+
+def test_full_warp_shared_load_per_cta_and_out_of_bounds():
+    # whole warps of two CTAs read their own CTA's shared memory in reverse, through a 32-bit base
+    got, _ = run(_shared_reverse(0), n=32, grid=(2,))
+    assert got.tolist() == [c * 1000 + 31 - t for c in range(2) for t in range(32)]
+    with pytest.raises(MemoryFault, match="4-byte shared access outside the CTA's 128 bytes") as e:
+        run(_shared_reverse(4), n=32, grid=(2,))      # lane 0 reads byte 128
+    assert e.value.address == 128
+
+
 def test_local_memory_is_per_thread():
     body = """
     mov.u64 %rd2, loc;
@@ -151,6 +179,19 @@ def test_out_of_bounds_global_access_faults_with_address_and_line():
     with pytest.raises(MemoryFault, match=r"PTX line 1[0-9]") as e:
         run(text)
     assert e.value.address >= 0x1_0000_0000 + 4096 and e.value.write and e.value.ptx_line == 15
+
+
+def test_full_warp_load_partly_below_its_buffer_faults_at_the_first_bad_lane():
+    # lane 0 reads 4 bytes below the buffer (unmapped), lanes 1..31 inside it: the whole-warp gather
+    # must not wrap around or clip; the checked path names lane 0's address
+    r = Rig()
+    out = r.buf(np.zeros(32, np.uint32))
+    text = kernel("ld.global.u32 %r1, [%rd1+-4];\nst.global.u32 [%rd1], %r1;")
+    if r.mem.find(out - 4) is not None:
+        pytest.skip("needs the arena's first buffer to start a mapping with nothing below it")
+    with pytest.raises(MemoryFault, match="load from unmapped global") as e:
+        r.run(load_module(text), "k", [out], block=(32,))
+    assert e.value.address == out - 4 and not e.value.write
 
 
 def test_misaligned_access_faults():
@@ -401,3 +442,13 @@ def test_match_all_and_128_bit_loads_fail_closed():
     assert got.tolist() == [0xFFFFFFFF + 1 & 0xFFFFFFFF] * 32
     with pytest.raises(PtxError, match="registers of type .b128 are not modelled"):
         run(kernel(".reg .b128 %q;\nld.global.b128 %q, [%rd0];"))
+
+
+def test_warp_count_of_a_step_mask():
+    from gputwin.emu.nv.ptx.executor import _warps_in
+    rng = np.random.default_rng(70)
+    for density in (0.0, 0.01, 0.3, 1.0):
+        mask = rng.random(64 * 32) < density
+        mask[32 * 5 + 31] = density > 0          # a warp whose only active lane is its last
+        want = sum(any(mask[w * 32:(w + 1) * 32]) for w in range(64))
+        assert _warps_in(mask, 64) == want

@@ -63,6 +63,23 @@ def test_fma_rounds_once_where_two_roundings_differ():
     assert got[0] != np.float32(np.float64(x) * np.float64(y) + np.float64(z)).view(np.uint32)
 
 
+@pytest.mark.parametrize("lanes", [32, 29])          # a whole warp (fast path) and a partial one (masked)
+def test_fma_rn_subnormal_results_nan_and_infinity(lanes):
+    rng = np.random.default_rng(61)
+    x = (rng.standard_normal(lanes) * np.exp2(rng.integers(-75, -60, lanes))).astype(np.float32)
+    y = (rng.standard_normal(lanes) * np.exp2(rng.integers(-75, -60, lanes))).astype(np.float32)
+    z = (rng.standard_normal(lanes) * np.exp2(rng.integers(-150, -125, lanes))).astype(np.float32)
+    x[:3], y[:3], z[:3] = [np.inf, 0.0, 1.0], [0.0, 2.0, 3.0], [1.0, np.nan, -np.inf]
+    # exactly 2^-130 + 2^-150 + 2^-196: the f64 sum drops 2^-196 and lands on a subnormal f32 midpoint
+    x[3], y[3], z[3] = -2.0**-75 * (1 + 2.0**-23), 2.0**-75 * (1 - 2.0**-23), 2.0**-130 + 2.0**-149
+    got = run_op("fma.rn.f32 %d, %a, %b, %c;", "f32", "f32", x.view(np.uint32), y.view(np.uint32),
+                 z.view(np.uint32))
+    assert got[:3].tolist() == [CANON, CANON, 0xFF800000]     # inf*0 and NaN in: the canonical NaN
+    ref = [round_exact(fr(a) * fr(b) + fr(c)).view(np.uint32) for a, b, c in zip(x[3:], y[3:], z[3:])]
+    assert got[3:].tolist() == [int(v) for v in ref]
+    assert any(0 < (v & 0x7FFFFFFF) < 0x00800000 for v in got[3:])   # the subnormal range was exercised
+
+
 @pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
 def test_add_mul_fma_in_every_rounding_mode(mode):
     rng = np.random.default_rng(60)

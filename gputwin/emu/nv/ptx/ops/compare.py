@@ -68,6 +68,14 @@ def setp(ins, b):
     x, y = b.src(ins, ins.args[1], t), b.src(ins, ins.args[2], t)
     c = b.src(ins, ins.args[3], "pred") if bop else None
     g = BOOLS[bop[0]] if bop else None
+    out = getattr(dp, "view", None)
+    if g is None and dq is None and isinstance(f, np.ufunc) and out is not None:
+        def run_into(m):
+            if m is None:
+                f(x(), y(), out=out)                # straight into the predicate register
+            else:
+                dp(np.broadcast_to(f(x(), y()), (b.T,)), m)
+        return run_into
 
     def run(m):
         r = np.broadcast_to(f(x(), y()), (b.T,))

@@ -212,7 +212,7 @@ def _arith(kind):
         d = b.dst(ins, ins.args[0], t)
         srcs = [b.src(ins, a, t) for a in ins.args[1:1 + nin]]
         if t == "f32" and mode == "rn" and not sat:
-            return _fast_f32(kind, d, srcs, ftz)
+            return _fast_f32(kind, d, srcs, ftz, b)
         if t == "f64" and mode == "rn" and kind != "fma":
             f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[kind]
             x, y = srcs
@@ -221,7 +221,7 @@ def _arith(kind):
     return factory
 
 
-def _fast_f32(kind, d, srcs, ftz):
+def _fast_f32(kind, d, srcs, ftz, b):
     out = getattr(d, "view", None)
     if kind in ("add", "sub", "mul"):
         f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[kind]
@@ -238,31 +238,53 @@ def _fast_f32(kind, d, srcs, ftz):
             d(F.canon(np.asarray(f(x(), y())), "f32"), m)
         return run
     x, y, z = srcs
+    if ftz:
+        return _fma_f32_ftz(d, x, y, z)
+    T_ = b.T
+    scratch = b.scratch("fma_f32", lambda: (np.empty(T_, np.float64), np.empty(T_, np.float64),
+                                            np.empty(T_, np.uint64), np.empty(T_, bool)))
+    mid, top = np.uint64(0x10000000), np.uint64(0x1FFFFFFF)
+    tiny = np.uint64(0x3810000000000000 << 1)          # the f32 normal range's bottom, sign shifted out
+    inf2 = np.uint64(0xFFE0000000000000)               # infinity, sign shifted out: above it is NaN
 
     def fma(m):
-        a, bb, c = x(), y(), z()
-        if ftz:
-            a, bb, c = F.ftz(a), F.ftz(bb), F.ftz(c)
-        p = np.asarray(a).astype(np.float64) * np.asarray(bb).astype(np.float64)     # exact
-        c64 = np.asarray(c).astype(np.float64)
-        s = p + c64
+        s, t, u, hit = scratch                          # shared by the batch's fma.rn.f32 steps
+        np.copyto(s, x())                               # widening copies first: measured faster than
+        np.copyto(t, y())                               # a ufunc casting its inputs on the fly
+        np.multiply(s, t, out=s)                        # exact: 24 x 24 bits fit in 53
+        np.copyto(t, z())
+        np.add(s, t, out=s)
         # s rounds to the right f32 unless it sits exactly on an f32 midpoint (or in the f32 subnormal
-        # range) while being inexact: only those lanes need the exact (TwoSum + round-to-odd) path
-        sb = np.asarray(s).view(np.uint64) if np.ndim(s) else np.asarray(s).reshape(1).view(np.uint64)
-        hard = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
-            ((sb & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
-        if hard.any():
-            s, err = F.two_sum(p, c64)
-            s = F.round_odd(s, err)
-        if m is None and out is not None and not ftz:
-            np.copyto(out, s, casting="same_kind")      # float64 -> float32 rounds to nearest even
-            if np.isnan(out).any():
+        # range) while being inexact: only then is the exact (TwoSum + round-to-odd) path needed
+        sb = s.view(np.uint64)
+        np.bitwise_and(sb, top, out=u)
+        hard = np.equal(u, mid, out=hit).any()
+        np.left_shift(sb, np.uint64(1), out=u)
+        hard = hard or u.min() < tiny
+        nan = u.max() > inf2
+        r = s
+        if hard:
+            p = np.multiply(x(), y(), dtype=np.float64)
+            r, err = F.two_sum(p, np.asarray(z(), np.float64))
+            r = F.round_odd(r, err)
+        if m is None and out is not None:
+            np.copyto(out, r, casting="same_kind")      # float64 -> float32 rounds to nearest even
+            if nan:
                 out[np.isnan(out)] = np.array(F.CANON["f32"]).view(np.float32)
             return
-        r = np.asarray(s).astype(np.float32)
-        if ftz:
-            r = F.ftz(r)
-        d(F.canon(r, "f32"), m)
+        v = r.astype(np.float32)
+        d(F.canon(v, "f32") if nan else v, m)
+    return fma
+
+
+def _fma_f32_ftz(d, x, y, z):
+    def fma(m):
+        a, bb, c = F.ftz(x()), F.ftz(y()), F.ftz(z())
+        p = np.asarray(a).astype(np.float64) * np.asarray(bb).astype(np.float64)     # exact
+        c64 = np.asarray(c).astype(np.float64)
+        s, err = F.two_sum(p, c64)
+        r = np.asarray(F.round_odd(s, err)).astype(np.float32)
+        d(F.canon(F.ftz(r), "f32"), m)
     return fma
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from gputwin.emu.nv.ptx import types as T
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
-from gputwin.emu.nv.ptx.parser import Addr, Sink, Vec
+from gputwin.emu.nv.ptx.parser import Addr, Reg, Sink, Vec
 
 SPACES = ("global", "shared", "local", "const", "param")
 
@@ -96,8 +96,15 @@ def ld(ins, b):
         return run_s
 
     direct = getattr(outs[0], "view", None) if vec == 1 and outs[0] is not None else None
+    gbase = _global_base(ins, b, sp, addr) if direct is not None else None
+    sbase = _shared_base(ins, b, sp, addr) if direct is not None else None
+    goff, generic = addr.offset, sp in ("", "generic")
 
     def run(m):
+        if m is None and gbase is not None and b.gather_global(gbase, goff, n, direct, generic):
+            return
+        if m is None and sbase is not None and b.gather_shared(sbase, goff, n, direct):
+            return
         idx = b.active(m, b.T)
         a = b.address(ins, addr, idx)
         if direct is not None and m is None and b.load_into(ins, sp, a, n, direct):
@@ -115,6 +122,25 @@ def ld(ins, b):
             full[idx] = bits
             o_(full.view(dtp), m)
     return run
+
+
+def _global_base(ins, b, sp, addr):
+    """The 64-bit base register of a global/generic address, as uint64, for Batch.gather_global."""
+    base = addr.base
+    if sp not in ("global", "const", "", "generic") or not isinstance(base, Reg) or \
+            (ins.fn, base.name) not in b.plan.regs:
+        return None
+    arr, _ = b.reg(ins, base.name)
+    return arr.view(np.uint64) if arr.itemsize == 8 and arr.ndim == 1 else None
+
+
+def _shared_base(ins, b, sp, addr):
+    """The unsigned base register of a .shared address, for Batch.gather_shared."""
+    base = addr.base
+    if sp != "shared" or not isinstance(base, Reg) or (ins.fn, base.name) not in b.plan.regs:
+        return None
+    arr, _ = b.reg(ins, base.name)
+    return arr.view(T.UINT[arr.itemsize]) if arr.itemsize in (4, 8) and arr.ndim == 1 else None
 
 
 @op("st")

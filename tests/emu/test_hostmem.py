@@ -5,7 +5,7 @@ import ctypes
 
 import pytest
 
-from gputwin.emu.amd import hostmem
+from gputwin.emu import hostmem
 
 
 def test_tuning_applies_on_glibc_and_can_be_turned_off(monkeypatch):

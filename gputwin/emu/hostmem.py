@@ -2,10 +2,11 @@
 
 Every VALU step allocates and frees such arrays. glibc's defaults hand blocks this large back to the OS
 (munmap, or trimming the heap top) and the next allocation page-faults all of it in again, which
-costs more than the arithmetic. `tune_malloc()` runs once when the emulator is imported (this module is
-imported by wave.py): blocks below 32 MiB come from the heap, and up to 256 MiB of freed heap is kept
-for reuse instead of being trimmed. It is a process-wide glibc setting (mallopt), a no-op where glibc is
-absent; GPUTWIN_MALLOPT=0 leaves malloc alone. Measured: 2-5x on VALU steps over 1M lanes.
+costs more than the arithmetic. `tune_malloc()` runs once when an emulator is imported (this module is
+imported by emu/amd/wave.py and emu/nv/ptx/executor.py): blocks below 32 MiB come from the heap, and up
+to 256 MiB of freed heap is kept for reuse instead of being trimmed. It is a process-wide glibc setting
+(mallopt), a no-op where glibc is absent; GPUTWIN_MALLOPT=0 leaves malloc alone. Measured: 2-5x on VALU
+steps over 1M lanes.
 """
 from __future__ import annotations
 
