@@ -59,8 +59,9 @@ class PacketError(GpuFault):
 
 
 class GpuHang(RuntimeError):
-    """Work that did not finish within the watchdog (GPUTWIN_WATCHDOG_S seconds). Only the watchdogs raise
-    it; a fault with a known cause is a GpuFault."""
+    """Work that did not finish within the watchdog (GPUTWIN_WATCHDOG_S seconds of wall clock, or
+    GPUTWIN_WATCHDOG_INSTS instructions of one wave/warp in the emulators). Only the watchdogs raise it;
+    a fault with a known cause is a GpuFault."""
 
 
 class DeviceLost(RuntimeError):

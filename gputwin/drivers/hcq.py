@@ -20,8 +20,9 @@ from gputwin.errors import DeviceLost, GpuHang  # noqa: F401 (DeviceLost: driver
 
 
 def watchdog_s() -> float:
-    """How long a wait may last before the GPU is declared hung (GPUTWIN_WATCHDOG_S, default 30 s)."""
-    return float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
+    """How long a wait may last before the GPU is declared hung (GPUTWIN_WATCHDOG_S, default 300 s: the
+    emulators' default too, generous so that a slow shared machine never turns correct work into a hang)."""
+    return float(os.environ.get("GPUTWIN_WATCHDOG_S", "300"))
 
 
 

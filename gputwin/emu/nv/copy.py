@@ -8,11 +8,9 @@ modelled and raise MethodError naming the LAUNCH_DMA field.
 """
 from __future__ import annotations
 
-import os
-import time
-
 from gputwin.abi import nv_methods as m
 from gputwin.abi.nv_classes import HOPPER_DMA_COPY_A
+from gputwin.emu import watchdog
 from gputwin.emu.amd.memops import copy as mem_copy
 from gputwin.emu.nv.channel import MethodError
 from gputwin.emu.nv.host import release
@@ -63,10 +61,10 @@ class CopyEngine:
             length = self.regs.get(m.COPY_LINE_LENGTH_IN, 0)
             lines = self.regs.get(m.COPY_LINE_COUNT, 1) if d & m.LAUNCH_DMA_MULTI_LINE_ENABLE else 1
             pitch_in, pitch_out = self.regs.get(m.COPY_PITCH_IN, 0), self.regs.get(m.COPY_PITCH_OUT, 0)
-            deadline = time.monotonic() + float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
+            wd = watchdog.current() or watchdog.Watchdog()
             for line in range(lines if length else 0):
                 mem_copy(self.gpu.mem, dst + line * pitch_out, src + line * pitch_in, length)
-                if line % 4096 == 4095 and time.monotonic() > deadline:
+                if line % 4096 == 4095 and wd.expired():
                     raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
                                   f"({self.ch.describe(addr)})")
             self.gpu.stats.copies += 1

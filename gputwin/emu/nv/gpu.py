@@ -10,12 +10,11 @@ it happened on; with no listener the first one is raised to whoever rang the doo
 """
 from __future__ import annotations
 
-import os
 import threading
-import time
 from dataclasses import dataclass, field
 
 from gputwin.abi.nv_classes import CBANK0_PARAM_OFFSET
+from gputwin.emu import watchdog
 from gputwin.emu.memory import AddressSpace
 from gputwin.errors import GpuFault, GpuHang, MemoryFault
 
@@ -127,17 +126,17 @@ class NVGPU:
                 return
             self._running = True
             try:
-                deadline = time.monotonic() + float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
-                progress = True
-                while progress:
-                    progress = False
-                    self.stats.rounds += 1
-                    for ch in list(self.channels.values()):
-                        while ch.runnable() and self._step(ch):
-                            progress = True
-                            if time.monotonic() > deadline:
-                                self._stop(ch, GpuEvent("hang", ch, GpuHang(
-                                    f"{ch.describe()} still running after the watchdog")))
+                with watchdog.scope() as wd:    # one run is one scope: its launches share the deadline
+                    progress = True
+                    while progress:
+                        progress = False
+                        self.stats.rounds += 1
+                        for ch in list(self.channels.values()):
+                            while ch.runnable() and self._step(ch):
+                                progress = True
+                                if wd.expired():
+                                    self._stop(ch, GpuEvent("hang", ch, GpuHang(
+                                        f"{ch.describe()} still running after the watchdog: {wd.time_cause()}")))
             finally:
                 self._running = False
 

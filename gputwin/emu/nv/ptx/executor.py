@@ -21,19 +21,19 @@ holding it, across all warps and CTAs of the batch at once (numpy arrays over wa
 CTAs run in batches of at most MAX_BATCH_THREADS threads, in CTA order; atomics serialise colliding
 lanes in thread order, so every run is deterministic.
 
-Watchdog: a step budget (GPUTWIN_WATCHDOG_S x STEPS_PER_WATCHDOG_SECOND; every step advances a warp by
-at most one instruction, so it bounds the per-warp instruction count deterministically) and the wall
-clock (GPUTWIN_WATCHDOG_S); either one raises GpuHang.
+Watchdog: the emulators' shared one (gputwin/emu/watchdog.py): a step budget per batch
+(GPUTWIN_WATCHDOG_INSTS; every step advances a warp by at most one instruction, so it bounds the per-warp
+instruction count deterministically) and the wall clock (GPUTWIN_WATCHDOG_S) of the current watchdog
+scope; either one raises GpuHang.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from gputwin.emu import hostmem  # noqa: F401 - keeps big numpy temporaries' pages
+from gputwin.emu import hostmem, watchdog  # noqa: F401 - keeps big numpy temporaries' pages
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
@@ -42,7 +42,6 @@ from gputwin.emu.nv.ptx.state import Batch
 from gputwin.errors import GpuHang
 
 MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
-STEPS_PER_WATCHDOG_SECOND = 1_000_000
 
 
 @dataclass
@@ -91,9 +90,8 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     tpc = (int(np.prod(launch.block)) + 31) // 32 * 32
     per = max(1, MAX_BATCH_THREADS // tpc)
     total = Counters()
-    watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
-    budget = int(watchdog_s * STEPS_PER_WATCHDOG_SECOND)
-    deadline = time.monotonic() + watchdog_s
+    wd = watchdog.current() or watchdog.Watchdog()
+    budget, deadline, watchdog_s = wd.wave_insts, wd.deadline, wd.seconds
     with np.errstate(all="ignore"):
         for start in range(0, ncta, per):
             batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
@@ -234,7 +232,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
             if steps > budget or time.monotonic() > deadline:
                 ins = plan.code[pc]
                 raise GpuHang(f"PTX kernel {plan.kernel} still running after {steps} steps "
-                              f"(GPUTWIN_WATCHDOG_S={watchdog_s:g}); last at PTX line {ins.line} ({ins.text})")
+                              f"(limits: GPUTWIN_WATCHDOG_INSTS={budget} steps, GPUTWIN_WATCHDOG_S={watchdog_s:g} s); last at PTX line {ins.line} ({ins.text})")
     return c
 
 

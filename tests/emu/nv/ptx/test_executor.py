@@ -212,6 +212,14 @@ def test_runaway_kernel_is_a_hang(monkeypatch):
         run(kernel("SPIN:\nbra SPIN;"))
 
 
+def test_runaway_kernel_is_caught_by_the_shared_step_budget(monkeypatch):
+    """GPUTWIN_WATCHDOG_INSTS bounds the steps deterministically, whatever the wall-clock limit."""
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "3600")
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_INSTS", "5000")
+    with pytest.raises(GpuHang, match=r"after 50\d\d steps \(limits: GPUTWIN_WATCHDOG_INSTS=5000 steps"):
+        run(kernel("SPIN:\nbra SPIN;"))
+
+
 def test_unmodelled_instruction_fails_its_kernel_naming_line():
     text = kernel("dp4a.u32.u32 %r1, %r2, %r3, %r4;")
     mod = load_module(text)                      # the module loads: other kernels in it stay usable
