@@ -1,9 +1,13 @@
-"""AMD driver throughput on MOCKAMD (or $DEV): empty-kernel launches per second and copy MB/s.
+"""Driver throughput on MOCKAMD and MOCKNV (or the comma-separated devices in $DEV): empty-kernel
+launches per second and copy MB/s.
 
-Each launch is the full driver path: kernargs laid out from metadata, PM4 packets built and pushed to the
-ring, a doorbell write that runs the emulated command processor and shader, a timeline signal. Copies go
-through the SDMA queue and the staging buffers. Prints one figure per line:
-`launches_per_s`, `copyin_mb_per_s`, `copyout_mb_per_s`.
+Each launch is the full driver path. AMD: kernargs laid out from metadata, PM4 packets built and pushed
+to the ring, a doorbell write that runs the emulated command processor and shader, a timeline signal;
+copies through the SDMA queue and the staging buffers. NV: parameters packed by the PTX signature, a QMD
+and constant buffer 0 written, compute-class methods pushed through the GPFIFO, a usermode doorbell that
+runs the emulated front end and the PTX emulator, a host-class semaphore release; copies through the copy
+channel (LAUNCH_DMA). Prints one figure per line: `launches_per_s`, `copyin_mb_per_s`,
+`copyout_mb_per_s`, and the same with an `nv_` prefix for NV devices.
 """
 from __future__ import annotations
 
@@ -15,11 +19,18 @@ import numpy as np
 
 import gputwin
 
-HSACO = Path(__file__).resolve().parents[1] / "fixtures" / "drivers" / "kernels_gfx1100_v5.hsaco"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "drivers"
+
+
+def empty_kernel(dev):
+    """The fixtures' `empty` kernel in the device's own format: a gfx1100 code object, or PTX for NV."""
+    if str(dev.arch).startswith("sm_"):
+        return dev.load((FIXTURES / "nv" / f"kernels_{dev.arch.replace('_', '')}.ptx").read_text(), "empty")
+    return dev.load((FIXTURES / "kernels_gfx1100_v5.hsaco").read_bytes(), "empty")
 
 
 def launches_per_s(dev, n: int = 300) -> float:
-    prg = dev.load(HSACO.read_bytes(), "empty")
+    prg = empty_kernel(dev)
     prg(grid=1, block=32)
     dev.synchronize()
     t0 = time.perf_counter()
@@ -47,11 +58,13 @@ def copy_mb_per_s(dev, nbytes: int = 16 << 20, reps: int = 3) -> tuple[float, fl
 
 
 def main() -> None:
-    with gputwin.open_device(os.environ.get("DEV", "MOCKAMD")) as dev:
-        print(f"launches_per_s {launches_per_s(dev):.0f}")
-        cin, cout = copy_mb_per_s(dev)
-        print(f"copyin_mb_per_s {cin:.0f}")
-        print(f"copyout_mb_per_s {cout:.0f}")
+    for spec in os.environ.get("DEV", "MOCKAMD,MOCKNV").split(","):
+        prefix = "nv_" if "NV" in spec.upper() else ""
+        with gputwin.open_device(spec) as dev:
+            print(f"{prefix}launches_per_s {launches_per_s(dev):.0f}")
+            cin, cout = copy_mb_per_s(dev)
+            print(f"{prefix}copyin_mb_per_s {cin:.0f}")
+            print(f"{prefix}copyout_mb_per_s {cout:.0f}")
 
 
 if __name__ == "__main__":

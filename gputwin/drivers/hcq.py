@@ -236,6 +236,16 @@ class HCQDevice:
         buf.freed = True
         self._free(buf)
 
+    def _pointer_of(self, value) -> int:
+        """The GPU address a buffer argument passes to a kernel; TypeError for anything else."""
+        if not isinstance(value, Buffer):
+            raise TypeError(f"wants a buffer of {self.name}, got {type(value).__name__}")
+        if value.device is not self:
+            raise TypeError(f"the buffer belongs to {value.device.name}, not {self.name}")
+        if value.freed:
+            raise TypeError(f"the buffer at {value.va:#x} was freed")
+        return value.va
+
     def _range(self, buf: Buffer, offset: int, size: int, what: str) -> None:
         """Check every argument of a buffer access before any state changes (a timeline value taken and
         never signalled would lose the device)."""

@@ -224,15 +224,6 @@ class AMDDevice(HCQDevice):
                                   f"the {self._kernargs.size}-byte kernarg pool")
         return AMDProgram(self, kernel, buf)
 
-    def _pointer_of(self, value) -> int:
-        if not isinstance(value, Buffer):
-            raise TypeError(f"wants a buffer of {self.name}, got {type(value).__name__}")
-        if value.device is not self:
-            raise TypeError(f"the buffer belongs to {value.device.name}, not {self.name}")
-        if value.freed:
-            raise TypeError(f"the buffer at {value.va:#x} was freed")
-        return value.va
-
     def _kernarg_slot(self, size: int) -> int:
         if self._kernargs_used + size > self._kernargs.size:   # wrap: everything before has to be done
             self.synchronize()

@@ -298,15 +298,6 @@ class NVDevice(HCQDevice):
             self._programs[key] = buf
         return NVProgram(self, kernel, self._programs[key], ck)
 
-    def _pointer_of(self, value) -> int:
-        if not isinstance(value, Buffer):
-            raise TypeError(f"wants a buffer of {self.name}, got {type(value).__name__}")
-        if value.device is not self:
-            raise TypeError(f"the buffer belongs to {value.device.name}, not {self.name}")
-        if value.freed:
-            raise TypeError(f"the buffer at {value.va:#x} was freed")
-        return value.va
-
     def _launch(self, program: NVProgram, args: tuple, grid, block, dims: int, lds: int = 0) -> None:
         self._check()
         kern = program.kernel
