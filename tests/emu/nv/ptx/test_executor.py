@@ -401,3 +401,35 @@ def test_match_all_and_128_bit_loads_fail_closed():
     assert got.tolist() == [0xFFFFFFFF + 1 & 0xFFFFFFFF] * 32
     with pytest.raises(PtxError, match="registers of type .b128 are not modelled"):
         run(kernel(".reg .b128 %q;\nld.global.b128 %q, [%rd0];"))
+
+
+# --- malformed PTX found by the fuzz campaign (issue 11, "later surfaces"): PtxError naming the line, never a
+# builtin's IndexError/KeyError/ValueError or a 12 GiB allocation
+@pytest.mark.parametrize("body,match", [
+    ("shr.u32 %r1, %r2;", r"PTX line 14: shr\.u32: too few operands for shr \(2 given\)"),
+    ("mul.wide.b64 %rd2, %rd1, %rd1;", r"PTX line 14: mul\.wide\.b64: \.wide needs a 16- or 32-bit integer type"),
+    ("add.rn.f32 %f1, %f2;", r"PTX line 14: add\.rn\.f32: add takes 3 operands, 2 given"),
+    ("fma.rn.s32 %r1, %r2, %r3, %r4;", r"PTX line 14: fma\.rn\.s32: fma needs a floating-point type, not \.s32"),
+    ("st.global.u32 %rd1, %r1;", r"PTX line 14: st\.global\.u32: the address operand must be in brackets"),
+])
+def test_malformed_statements_are_ptx_errors(body, match):
+    with pytest.raises(PtxError, match=match):
+        run(kernel(body))
+
+
+def test_malformed_integer_and_huge_register_range_are_ptx_errors():
+    with pytest.raises(PtxError, match=r"PTX line 10: expected an integer \(at '-'\)"):
+        load_module(kernel("", decls=".reg .b32 %q<->;"))
+    with pytest.raises(PtxError, match=r"PTX line 10: %q<2147483647> declares more than the 65536 registers"):
+        run(kernel("", decls=".reg .b32 %q<2147483647>;"))      # planned (and refused) in well under a second
+
+
+def test_shared_memory_past_the_per_block_maximum_is_refused_before_allocation():
+    from gputwin.emu.memory import AddressSpace
+    from gputwin.emu.nv.ptx import run_kernel
+    huge = load_module(kernel("", decls=".shared .align 4 .b8 big[4294967295];"))
+    with pytest.raises(PtxError, match=r"kernel k declares 4294967295 bytes of \.shared; sm_90 allows 232448"):
+        run_kernel(AddressSpace(), huge, "k", grid=(3, 1, 1), block=(32, 1, 1), params=bytes(8), arch="sm_90")
+    fits = load_module(kernel("", decls=".shared .align 4 .b8 s[1024];"))
+    with pytest.raises(ValueError, match=r"1024 static \+ 166912 dynamic shared bytes; sm_80 allows 166912"):
+        run_kernel(AddressSpace(), fits, "k", params=bytes(8), dynamic_shared_bytes=163 << 10, arch="sm_80")
