@@ -1,9 +1,10 @@
 """RDNA3 emulator throughput: one figure per line (python bench/bench_emu.py).
 
 wave-instructions/s and lane-ops/s on (a) a 1M-element f32 add, (b) a naive 256x256 f32 matmul with one
-work-item per output, (c) an LDS tree reduction; and the first-dispatch latency of a never-seen kernel
-(decode + handler build included), in this process and in a fresh one. Kernels are the committed
-fixtures in fixtures/amd/cl/.
+work-item per output, (c) an LDS tree reduction, (d) a divergent loop: Collatz steps of 1..64K (2048
+waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count; and the
+first-dispatch latency of a never-seen kernel (decode + handler build included), in this process and in
+a fresh one. Kernels are the committed fixtures in fixtures/amd/cl/.
 """
 from __future__ import annotations
 
@@ -64,6 +65,17 @@ def bench_reduce(n=1 << 18):
     return t, c
 
 
+def bench_collatz(n):
+    arena = Arena()
+    k = _kernel(arena, "diverge.hsaco", "collatz_steps")
+    out = arena.alloc(4 * n)
+    k(out, 1, grid=(n // 256, 1, 1), block=(256, 1, 1))
+    t, c = _timed(lambda: k(out, 1, grid=(n // 256, 1, 1), block=(256, 1, 1)))
+    steps = arena.array(out, np.uint32, n)
+    assert steps[:8].tolist() == [0, 1, 7, 2, 5, 8, 16, 3] and int(steps[27 - 1]) == 111
+    return t, c
+
+
 def first_dispatch_latency():
     arena = Arena()
     program._CACHE.clear()
@@ -94,7 +106,9 @@ def cold_first_dispatch_latency():
 
 
 def main():
-    for label, fn in (("add 1M f32", bench_add), ("matmul 256 naive", bench_matmul), ("lds reduce 256K", bench_reduce)):
+    for label, fn in (("add 1M f32", bench_add), ("matmul 256 naive", bench_matmul), ("lds reduce 256K", bench_reduce),
+                      ("divergent loop 64K", lambda: bench_collatz(1 << 16)),
+                      ("divergent loop 4K", lambda: bench_collatz(1 << 12))):
         t, c = fn()
         print(f"{label}: {c.wave_insts / t / 1e6:.2f} M wave-insts/s")
         print(f"{label}: {c.lane_ops / t / 1e6:.1f} M lane-ops/s")

@@ -25,9 +25,10 @@ class Diverge:
     @staticmethod
     def branch(taken: np.ndarray, target: int):
         """A conditional branch: `target` where taken, else fall through (returned as None)."""
-        if taken.all():
+        k = np.count_nonzero(taken)           # one C call: cheaper than all() and any() on a few waves
+        if k == taken.size:
             return target
-        if not taken.any():
+        if k == 0:
             return None
         return Diverge([(taken, target), (~taken, None)])
 

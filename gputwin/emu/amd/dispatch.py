@@ -8,14 +8,13 @@ docs/emulator.md for the layout details and the decisions behind them.
 """
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from gputwin.emu import watchdog
 from gputwin.emu.amd import cdna3, gfx12
-from gputwin.emu.amd.executor import Executor
+from gputwin.emu.amd.executor import Executor, Progress
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
@@ -99,12 +98,16 @@ def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> tuple[Program, int, int
 
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
-                 watchdog_s: float | None = None) -> Counters:
+                 watchdog_s: float | None = None, watchdog_insts: int | None = None) -> Counters:
     """Run every workgroup of `dispatch` to completion; returns the executed-work counters.
     A GpuFault leaves with the arch, the dispatch's code address and (illegal instructions, traps) the
-    instruction at its pc filled in."""
+    instruction at its pc filled in.
+
+    The watchdog (gputwin/emu/watchdog.py) is the current scope's when one is open (GPU.run opens one per
+    doorbell) and no limit is given here, else a new one: `watchdog_s` / `watchdog_insts` override
+    GPUTWIN_WATCHDOG_S / GPUTWIN_WATCHDOG_INSTS."""
     try:
-        return _run_dispatch(mem, dispatch, arch, watchdog_s)
+        return _run_dispatch(mem, dispatch, arch, watchdog_s, watchdog_insts)
     except GpuFault as e:
         if e.arch is None:
             e.arch = arch
@@ -132,14 +135,15 @@ def _instruction_at(mem: AddressSpace, d: Dispatch, pc: int, arch: str) -> str |
         return f".long {int.from_bytes(data[:4], 'little'):#010x}"
 
 
-def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: float | None) -> Counters:
+def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: float | None,
+                  watchdog_insts: int | None) -> Counters:
     if arch != "gfx1100" and arch not in gfx12.ARCHES and arch != cdna3.ARCH:
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
     if arch == cdna3.ARCH:
         cdna3.check_dispatch(dispatch.wave64)
-    if watchdog_s is None:
-        watchdog_s = float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
-    deadline = time.monotonic() + watchdog_s
+    wd = watchdog.current() if watchdog_s is None and watchdog_insts is None else None
+    if wd is None:
+        wd = watchdog.Watchdog(watchdog_s, watchdog_insts)
     prog, base, entry = _fetch(mem, dispatch, arch)
     d = dispatch
     if d.scratch_base is not None and d.scratch_bytes_per_lane and mem.find(d.scratch_base) is None:
@@ -159,17 +163,23 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
     counters = Counters()
+    progress = Progress(waves_total=nwg * wpg)
     try:
         for first in range(0, nwg, per_batch):
+            if wd.expired():          # a grid of many short batches: each is too quick to check inside
+                raise wd.hang(wd.time_cause(), f"{progress.waves_done} of {progress.waves_total} waves "
+                              f"finished, {progress.wave_insts} wave-instructions executed; no wave running "
+                              f"(next workgroup {first} of {nwg})")
             wgs = np.arange(first, min(nwg, first + per_batch))
-            counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, deadline)
+            counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, wd, progress)
+            progress.waves_done, progress.wave_insts = counters.waves, counters.wave_insts
     finally:
         prog.snapshot()
     return counters
 
 
-def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int,
-               deadline: float) -> Counters:
+def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int, wd,
+               progress: Progress) -> Counters:
     gx, gy = int(d.grid[0]), int(d.grid[1])
     bx, by, bz = (int(v) for v in d.block)
     nb = wgs.size
@@ -198,7 +208,7 @@ def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, w
     else:
         _init_sgprs(g, d, wgs[local_wg], gx, gy)
     g.put_vgpr(0, np.tile(v0, (nb, 1)))          # every lane, active or not, gets its ids
-    ex = Executor(ctx, prog, deadline)
+    ex = Executor(ctx, prog, wd, progress=progress)
     ex.run([g])
     return Counters(ex.wave_insts, ex.lane_ops, nwaves)
 

@@ -10,32 +10,74 @@ that spin on a flag another wave sets still make progress.
 
 s_barrier: a group parks after the barrier; the waves of a workgroup are released once every wave of it
 has either arrived or ended. All groups parked with nothing runnable is a deadlock -> GpuHang.
+
+The watchdog (gputwin/emu/watchdog.py): each wave counts the instructions it executes (WaveGroup.insts);
+a group stops exactly when one of its waves reaches the per-wave budget. The wall clock is read when a
+group starts running and every CHECK_EVERY steps of it, so short and long groups alike are covered.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from gputwin.emu.amd.control import BARRIER, END
 from gputwin.emu.amd.wave import WaveGroup
+from gputwin.emu.watchdog import CHECK_EVERY, Watchdog
 from gputwin.errors import GpuFault, GpuHang
 
-CHECK_EVERY = 1024   # steps between watchdog checks
 QUANTUM = 1 << 14    # steps the lowest-PC group may run while others wait, before they get a turn
 NO_LIMIT = 1 << 62
 SPENT = "quantum spent"
 
 
+@dataclass
+class Progress:
+    """Dispatch-wide counts for the watchdog's message (run_dispatch adds each finished batch)."""
+    waves_total: int = 0
+    waves_done: int = 0
+    wave_insts: int = 0
+
+
+class _Stop(Exception):
+    """A watchdog limit was reached while running a group; run() turns it into a GpuHang with the state."""
+
+
 class Executor:
-    def __init__(self, ctx, program, deadline: float, on_end=None):
-        self.ctx, self.program, self.deadline = ctx, program, deadline
+    def __init__(self, ctx, program, watchdog: Watchdog | None = None, on_end=None,
+                 progress: Progress | None = None):
+        self.ctx, self.program = ctx, program
+        self.watchdog = watchdog if watchdog is not None else Watchdog()
+        self.progress = progress
         self.on_end = on_end            # called with each group that reaches s_endpgm (tests, tracing)
         self.wave_insts = 0
         self.lane_ops = 0
-        self.budget = CHECK_EVERY        # steps until the next watchdog check (shared by all groups)
 
     def run(self, groups: list[WaveGroup]) -> None:
+        """Run `groups` until every wave has ended (see the module docstring)."""
+        self._live = (groups,)
+        try:
+            self._run(groups)
+        except _Stop as stop:
+            raise self.watchdog.hang(str(stop), self._state()) from None
+
+    def _state(self) -> str:
+        """What progress was seen and where the waves still running are, for a hang message."""
+        ctx, p = self.ctx, self.progress or Progress()
+        done = p.waves_done + int(ctx.ended.sum())
+        live = [g for part in self._live for g in part]
+        total = p.waves_total or done + sum(g.n for g in live)
+        at: dict[int, int] = {}
+        for g in live:
+            at[g.pc] = at.get(g.pc, 0) + g.n
+        where = ", ".join(f"{n} at pc={ctx.code_address + pc:#x} (code offset {pc:#x})"
+                          for pc, n in sorted(at.items(), key=lambda kv: -kv[1])[:4])
+        more = f" and {len(at) - 4} more PCs" if len(at) > 4 else ""
+        return (f"{done} of {total} waves finished, {p.wave_insts + self.wave_insts} wave-instructions "
+                f"executed; waves still running: {where}{more}")
+
+    def _run(self, groups: list[WaveGroup]) -> None:
         ctx = self.ctx
         runnable = list(groups)
         parked: list[WaveGroup] = []
@@ -49,7 +91,7 @@ class Executor:
                 continue
             g = turns.pop() if turns else None
             if g is not None and any(g is x for x in runnable):
-                runnable = [x for x in runnable if x is not g]
+                runnable.remove(g)
                 limit = NO_LIMIT
             else:
                 pc = min(x.pc for x in runnable)
@@ -59,8 +101,10 @@ class Executor:
                     mates = [x for x in same if x.can_merge(g)]
                     g = WaveGroup.merge(mates)
                     same = mates
-                runnable = [x for x in runnable if not any(x is y for y in same)]
+                gone = set(map(id, same))
+                runnable = [x for x in runnable if id(x) not in gone]
                 limit = min((x.pc for x in runnable), default=NO_LIMIT)
+            self._live = ([g], runnable, parked)
             result = self._run_group(g, limit, QUANTUM if runnable else NO_LIMIT)
             if result is None:                       # passed another group's PC: take turns
                 runnable.append(g)
@@ -109,7 +153,7 @@ class Executor:
         if st[2] is None or st[2].op != "s_cbranch_execz":
             return False
         (taken, target), = [p for p in r.parts if p[1] is not None]
-        k = self.program.inert_run(st[1], target) if target > st[1] else None
+        k = self.program.inert_run(st[1], target)
         if k is None:
             return False
         self.wave_insts -= int(np.count_nonzero(taken)) * k
@@ -117,15 +161,26 @@ class Executor:
 
     def _run_group(self, g: WaveGroup, limit: int, quantum: int):
         """Step `g` until it must yield; returns None (passed `limit`), SPENT (ran `quantum` steps), END,
-        BARRIER or (Diverge, fall-through pc)."""
+        BARRIER or (Diverge, fall-through pc). Raises _Stop at a watchdog limit."""
         step = self.program.step
         steps = self.program.steps
+        wd = self.watchdog
+        if time.monotonic() > wd.deadline:
+            raise _Stop(wd.time_cause())
+        left = wd.wave_insts - int(g.insts.max()) if g.n else NO_LIMIT   # steps until the budget is spent
+        stop = min(quantum, left)
         pc = g.pc
         count = 0
         lanes = 0
-        budget = self.budget
+        check = CHECK_EVERY
         try:
             while True:
+                if count >= stop:
+                    g.pc = pc
+                    if count >= left:
+                        raise _Stop(f"a wave executed {wd.wave_insts} instructions without ending "
+                                    f"(GPUTWIN_WATCHDOG_INSTS)")
+                    return SPENT
                 st = steps.get(pc) or step(pc)
                 g.pc = pc
                 lanes += g.exec_count
@@ -144,19 +199,15 @@ class Executor:
                     pc = st[1]
                 else:
                     return (r, st[1])
-                budget -= 1
-                if budget == 0:
-                    budget = CHECK_EVERY
-                    if time.monotonic() > self.deadline:
+                check -= 1
+                if check == 0:
+                    check = CHECK_EVERY
+                    if time.monotonic() > wd.deadline:
                         g.pc = pc
-                        raise GpuHang(f"dispatch exceeded the watchdog (pc={self.ctx.code_address + pc:#x}, "
-                                      f"{g.n} waves still running)")
+                        raise _Stop(wd.time_cause())
                 if pc >= limit:
                     g.pc = pc
                     return None
-                if count >= quantum:
-                    g.pc = pc
-                    return SPENT
         except GpuFault as e:
             if e.pc is None:
                 e.pc = self.ctx.code_address + g.pc
@@ -164,7 +215,7 @@ class Executor:
                 e.wave = int(g.waves[0])
             raise
         finally:
-            self.budget = max(budget, 1)
+            g.insts += count
             self.wave_insts += count * g.n
             self.lane_ops += lanes
             self.ctx.steps += count * g.n

@@ -6,15 +6,16 @@ queue of the GPU, round after round, until no queue can make progress (a queue w
 is retried each round). What the hardware would tell the kernel driver (end-of-pipe / trap interrupts,
 memory faults, hangs and rejected packets) goes to `GPU.listener` as a `GpuEvent`; a fault or hang stops
 the queue it happened on. With no listener, the first fault is raised to whoever rang the doorbell.
-A queue still making progress when GPUTWIN_WATCHDOG_S (default 30 s) has passed in one run is a hang.
+One run is one watchdog scope (gputwin/emu/watchdog.py): its wall-clock limit (GPUTWIN_WATCHDOG_S) spans
+every packet and dispatch of the run; a queue still making progress past it is a hang.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
 
+from gputwin.emu import watchdog
 from gputwin.emu.memory import AddressSpace
 from gputwin.errors import GpuFault, GpuHang, MemoryFault
 
@@ -190,17 +191,17 @@ class GPU:
                 return
             self._running = True
             try:
-                deadline = time.monotonic() + float(os.environ.get("GPUTWIN_WATCHDOG_S", "30"))
-                progress = True
-                while progress:
-                    progress = False
-                    self.stats.rounds += 1
-                    for q in list(self.queues):
-                        while q.enabled and not q.stopped and self._step(q):
-                            progress = True
-                            if time.monotonic() > deadline:   # e.g. a write pointer far past the packets
-                                self._stop(q, GpuEvent("hang", q, error=GpuHang(
-                                    f"{q.describe()} still running after the watchdog")))
+                with watchdog.scope() as wd:
+                    progress = True
+                    while progress:
+                        progress = False
+                        self.stats.rounds += 1
+                        for q in list(self.queues):
+                            while q.enabled and not q.stopped and self._step(q):
+                                progress = True
+                                if wd.expired():   # e.g. a write pointer far past the packets
+                                    self._stop(q, GpuEvent("hang", q, error=wd.hang(
+                                        wd.time_cause(), f"{q.describe()} still running")))
             finally:
                 self._running = False
 

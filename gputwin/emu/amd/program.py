@@ -127,14 +127,18 @@ class Program:
         self._seen = bytes(self.code[:self.decoded_end])
 
     def inert_run(self, start: int, end: int) -> int | None:
-        """Instructions in [start, end) when that is straight-line code that waves with EXEC = 0 may
-        execute without effect (so an s_cbranch_execz over it need not split the group), else None."""
+        """Instructions from `start` to `end` when the path there is code that waves with EXEC = 0 may
+        execute without effect (so an s_cbranch_execz to `end` need not split the group), else None.
+        The path is straight-line code that may follow s_branch (LLVM's else blocks in a loop end in a
+        branch back to the loop header); any conditional branch ends it."""
         key = (start, end)
         if key not in self._inert:
             count, pc = 0, start
-            while pc < end and count < 256:
+            while pc != end and count < 256:
                 fn, nxt, inst = self.step(pc)
-                if not exec_inert(inst):
+                if inst is not None and inst.op == "s_branch":
+                    nxt = nxt + 4 * (((inst.simm16 & 0xFFFF) ^ 0x8000) - 0x8000)
+                elif not exec_inert(inst) or nxt > end >= pc:
                     break
                 count, pc = count + 1, nxt
             self._inert[key] = count if pc == end else None

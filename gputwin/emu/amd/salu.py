@@ -246,7 +246,11 @@ _SAVEEXEC = {
 
 
 def set_scc(g, value) -> None:
-    g.scc = np.broadcast_to(np.asarray(value, bool), (g.n,))
+    if value.__class__ is np.ndarray and value.dtype == bool and value.shape == (g.n,):
+        value.flags.writeable = False       # a comparison's fresh result: keep it (broadcast_to costs ~2 us)
+        g.scc = value
+    else:
+        g.scc = np.broadcast_to(np.asarray(value, bool), (g.n,))
 
 
 def _wave_array(read):

@@ -51,6 +51,8 @@ def const_value(op: Operand, wide: bool, signed: bool = False) -> int:
 def reader32(op: Operand):
     if op.kind == "sgpr":
         i = op.index
+        if 0 <= i < 128 and i != 124:       # a row of the SGPR file itself (124 NULL reads zeros)
+            return lambda g: g.s[i]
         return lambda g: g.sgpr(i)
     if op.kind in ("const", "literal"):
         c = np.uint32(const_value(op, False))

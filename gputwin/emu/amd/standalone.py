@@ -85,9 +85,10 @@ class Kernel:
                         scratch_bytes_per_lane=info.private_segment_size)
 
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0,
-                 watchdog_s: float | None = None) -> Counters:
+                 watchdog_s: float | None = None, watchdog_insts: int | None = None) -> Counters:
         d = self.dispatch(*args, grid=grid, block=block, dynamic_lds=dynamic_lds)
-        return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s)
+        return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
+                            watchdog_insts=watchdog_insts)
 
 
 def _pointer(v) -> int:

@@ -11,6 +11,7 @@ Python-level step advances thousands of lanes. The group owns the register files
   kept unpacked as a bool (n, L) mask; both forms are updated together on every write.
 - sgpr() also reads 251 vccz, 252 execz, 253 scc and the apertures 235..238 (src_shared_base...).
 - SCC as a bool (n,) array and MODE as one uint32 (uniform within a group; groups only merge when equal).
+- insts: an int64 (n,) count of the instructions each wave has executed (the watchdog's per-wave budget).
 
 This module is the contract with the VALU semantics (docs/contracts.md); keep its API stable.
 """
@@ -32,7 +33,7 @@ class WaveGroup:
     """n waves x L lanes that execute the same instruction; see the module docstring."""
 
     __slots__ = ("n", "lanes", "wave64", "mode", "pc", "ctx", "waves", "wg", "s", "v", "scc",
-                 "_exec", "exec_full", "exec_count", "_masks")
+                 "_exec", "exec_full", "exec_count", "_masks", "_exec_words", "insts", "_written")
 
     def __init__(self, ctx, waves: np.ndarray, wg: np.ndarray, *, wave64: bool, mode: int, pc: int,
                  exec_mask: np.ndarray | None = None):
@@ -46,7 +47,9 @@ class WaveGroup:
         self.pc = int(pc)                   # byte offset from the dispatch's code address
         self.s = np.zeros((NUM_SGPR_SLOTS, self.n), np.uint32)
         self.v: list[np.ndarray | None] = [None] * NUM_VGPR_SLOTS
+        self._written: set[int] = set()     # VGPRs ever written: the only ones take/merge move
         self.scc = np.zeros(self.n, bool)
+        self.insts = np.zeros(self.n, np.int64)     # instructions each wave has executed (the watchdog's budget)
         self._masks: dict[int, np.ndarray] = {}
         self.set_exec(np.zeros((self.n, self.lanes), bool) if exec_mask is None else exec_mask)
 
@@ -58,12 +61,17 @@ class WaveGroup:
     def set_exec(self, mask: np.ndarray) -> None:
         """Set EXEC from a bool (n, L) mask (the group takes ownership of a full-shape bool array)."""
         mask = _own_mask(mask, self.n, self.lanes)
-        self._exec = mask
-        self.exec_count = int(np.count_nonzero(mask))
-        self.exec_full = self.exec_count == mask.size
+        self._unpacked_exec(mask)
         words = _pack(mask)
         self.s[EXEC] = words[:, 0]
         self.s[EXEC + 1] = words[:, 1] if self.wave64 else 0
+
+    def _unpacked_exec(self, mask: np.ndarray) -> None:
+        """Take a read-only bool (n, L) mask as EXEC (the SGPR words are the caller's business)."""
+        self._exec = mask
+        self._exec_words = None             # EXEC as select words (_select_words), made on first masked write
+        self.exec_count = int(np.count_nonzero(mask))
+        self.exec_full = self.exec_count == mask.size
 
     # --- VGPRs ---------------------------------------------------------------------------------
     def vgpr(self, reg: int) -> np.ndarray:
@@ -93,8 +101,29 @@ class WaveGroup:
                 return
             if self.exec_count == 0:
                 return
+            words = self._exec_words
+            if words is None:
+                words = self._exec_words = self._select_words()
+            if words is not False:
+                # a bitwise select: where() branches per element, ~4x slower when lanes of waves disagree
+                old = self.vgpr(reg)
+                out = np.bitwise_and(np.bitwise_xor(value, old), words)
+                self.put_vgpr(reg, np.bitwise_xor(out, old, out=out))
+                return
             mask = self._exec
         self.put_vgpr(reg, np.where(mask, value, self.vgpr(reg)))
+
+    def _select_words(self):
+        """EXEC as uint32 all-ones/zero words for masked writes, or False when where() is the faster
+        select: when nearly every wave is wholly on or off (if (tid < k) on whole waves), its branches
+        follow long runs and it makes one pass where the bitwise select makes three."""
+        lo = self.s[EXEC]
+        whole = (lo == 0) | (lo == 0xFFFFFFFF)
+        if self.wave64:
+            whole &= self.s[EXEC + 1] == lo
+        if 8 * (self.n - int(np.count_nonzero(whole))) <= self.n:
+            return False
+        return _words(self._exec)
 
     def put_vgpr(self, reg: int, arr: np.ndarray) -> None:
         """Store a full (n, L) uint32 array as VGPR `reg` (every lane; the group takes ownership)."""
@@ -103,6 +132,7 @@ class WaveGroup:
         if arr.flags.writeable:
             arr.flags.writeable = False
         self.v[reg] = arr
+        self._written.add(reg)
 
     # --- scalar operand space ------------------------------------------------------------------
     def sgpr(self, index: int) -> np.ndarray:
@@ -127,8 +157,12 @@ class WaveGroup:
         self.s[index] = value
         self._masks.pop(index, None)
         self._masks.pop(index - 1, None)
-        if index in (EXEC, EXEC + 1):
-            self.set_exec(_unpack(self.s[EXEC:EXEC + 2].T, self.lanes))
+        if index >= EXEC:                   # the words stand as written (wave32: EXEC_HI reads 0)
+            if not self.wave64:
+                self.s[EXEC + 1] = 0
+            mask = _unpack(self.s[EXEC:EXEC + 2].T, self.lanes)
+            mask.flags.writeable = False
+            self._unpacked_exec(mask)
 
     def sgpr64(self, index: int) -> np.ndarray:
         """uint64 (n,) value of the scalar pair starting at `index`."""
@@ -185,9 +219,13 @@ class WaveGroup:
         g.ctx, g.wave64, g.lanes, g.mode, g.pc = self.ctx, self.wave64, self.lanes, self.mode, self.pc
         g.waves, g.wg = self.waves.take(idx), self.wg.take(idx)
         g.n = int(g.waves.size)
-        g.s = self.s.take(idx, axis=1)
-        g.v = [None if a is None else _ro(a.take(idx, axis=0)) for a in self.v]
+        g.s = _take_waves(self.s, idx)
+        g.v = [None] * NUM_VGPR_SLOTS
+        for r in self._written:
+            g.v[r] = _take_rows(self.v[r], idx, self.lanes)
+        g._written = set(self._written)
         g.scc = self.scc.take(idx)
+        g.insts = self.insts.take(idx)
         g._masks = {}
         g.set_exec(self._exec.take(idx, axis=0))
         return g
@@ -207,11 +245,13 @@ class WaveGroup:
         g.wg = np.concatenate([x.wg for x in groups])
         g.n = int(g.waves.size)
         g.s = np.concatenate([x.s for x in groups], axis=1)
-        live = sorted({r for x in groups for r, a in enumerate(x.v) if a is not None})
+        live = set().union(*(x._written for x in groups))
         g.v = [None] * NUM_VGPR_SLOTS
+        g._written = live
         for r in live:
             g.v[r] = _ro(np.concatenate([x.vgpr(r) for x in groups]))
         g.scc = np.concatenate([x.scc for x in groups])
+        g.insts = np.concatenate([x.insts for x in groups])
         g._masks = {}
         g.set_exec(np.concatenate([x.exec for x in groups]))
         return g
@@ -230,6 +270,29 @@ def compact(a):
     return a[0, 0] if st[0] == 0 else a[:, :1]
 
 
+def _take_rows(a: np.ndarray, idx: np.ndarray, lanes: int) -> np.ndarray:
+    """Rows `idx` of VGPR array `a`, keeping a broadcast (one value per wave, per lane, or for all) a
+    broadcast rather than materialising it."""
+    st = a.strides
+    if st[1] == 0:                                 # one value per wave, or one for all
+        col = a[:, :1].take(idx, axis=0) if st[0] else a[:1, :1]
+        return np.broadcast_to(col, (idx.size, lanes))
+    if st[0] == 0:                                 # one value per lane, the same in every wave
+        return np.broadcast_to(a[0], (idx.size, lanes))
+    return _ro(a.take(idx, axis=0))
+
+
+def _take_waves(s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The (128, n) SGPR file's columns `idx`. numpy moves one element at a time along the last axis, so
+    for big groups only the rows a kernel ever wrote (a few dozen of the 128; the rest are zero) move."""
+    if s.shape[1] < 512:
+        return s.take(idx, axis=1)
+    live = np.flatnonzero(s.any(axis=1))
+    out = np.zeros((s.shape[0], idx.size), s.dtype)
+    out[live] = s.take(live, axis=0).take(idx, axis=1)
+    return out
+
+
 def _own_mask(mask, n: int, lanes: int) -> np.ndarray:
     """A read-only contiguous bool (n, L) mask: the caller's array itself when it already is one (the
     caller hands it over and must not modify it), else a copy."""
@@ -243,6 +306,12 @@ def _own_mask(mask, n: int, lanes: int) -> np.ndarray:
 def _ro(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
+
+
+def _words(mask: np.ndarray) -> np.ndarray:
+    """bool mask -> uint32 0xFFFFFFFF where set, 0 elsewhere (same shape)."""
+    w = np.asarray(mask, bool).astype(np.uint32)
+    return np.negative(w, out=w)
 
 
 def _pack(mask: np.ndarray) -> np.ndarray:

@@ -7,12 +7,12 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
-import time
 
 import numpy as np
 
 from gputwin.emu.amd.dispatch import Context
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.standalone import Arena, load_kernel
 from gputwin.emu.amd.wave import WaveGroup
@@ -68,7 +68,7 @@ def run(text: str, *, n=2, wave64=False, sgprs=None, vgprs=None, exec_mask=None,
         g.scc = np.broadcast_to(np.asarray(scc, bool), (n,)).copy()
     prog = Program(asm(text + "\ns_endpgm\n"), wave64=wave64)
     ended = []
-    ex = Executor(ctx, prog, time.monotonic() + watchdog_s, on_end=ended.append)
+    ex = Executor(ctx, prog, Watchdog(watchdog_s), on_end=ended.append)
     ex.run([g])
     final = WaveGroup.merge(ended)            # groups ended separately or merged: restore wave order
     return final.take(np.argsort(final.waves))

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import re
+import time
+
 import numpy as np
 import pytest
 
@@ -260,3 +262,65 @@ global_store_b32 v1, v2, s[0:1]"""
     waves = -(-160 // lanes)
     item = np.arange(2 * 160) % 160
     assert (arena.array(out, np.uint32, 2 * 160) == waves | (item // lanes) << 20).all()
+
+
+# --- the watchdog (gputwin/emu/watchdog.py) --------------------------------------------------------------
+def test_a_runaway_branch_loop_is_caught_by_the_instruction_budget(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_INSTS", "20000")
+    with pytest.raises(GpuHang, match="GPUTWIN_WATCHDOG_INSTS") as e:
+        run_dispatch(Arena().mem, dispatch("s_mov_b32 s0, 0\nloop:\ns_add_u32 s0, s0, 1\ns_branch loop"))
+    text = str(e.value)
+    # deterministic: exactly the budget was executed, and the message says where the wave is stuck
+    assert "a wave executed 20000 instructions without ending" in text
+    assert "0 of 1 waves finished, 20000 wave-instructions executed" in text
+    assert f"1 at pc={CODE + 4:#x} (code offset 0x4)" in text or f"1 at pc={CODE + 8:#x} (code offset 0x8)" in text
+    assert "GPUTWIN_WATCHDOG_S=300 s" in text
+
+
+def test_the_budget_counts_each_wave_through_splits_merges_and_batches(monkeypatch):
+    import gputwin.emu.amd.dispatch as dispatch_mod
+    monkeypatch.setattr(dispatch_mod, "MAX_BATCH_LANES", 4 * 32)      # 4 one-wave workgroups per batch
+    # wave of workgroup x loops 3 * (x + 1) times (3 instructions each): waves diverge and end apart
+    text = """
+s_add_u32 s1, s0, 1
+s_mul_i32 s1, s1, 3
+loop:
+s_sub_u32 s1, s1, 1
+s_cmp_lg_u32 s1, 0
+s_cbranch_scc1 loop"""
+    d = dispatch(text, grid=(10, 1, 1), block=(32, 1, 1), rsrc2=rsrc2(tgid=(1, 0, 0)))
+    longest = 2 + 3 * 3 * 10 + 1                 # the last wave's instructions, s_endpgm included
+    c = run_dispatch(Arena().mem, d, watchdog_insts=longest)
+    assert c.wave_insts == sum(2 + 9 * (x + 1) + 1 for x in range(10)) > 10 * longest // 2
+    with pytest.raises(GpuHang, match=f"a wave executed {longest - 1} instructions without ending") as e:
+        run_dispatch(Arena().mem, d, watchdog_insts=longest - 1)
+    assert "8 of 10 waves finished" in str(e.value)     # batches of 4: workgroups 0..7 ended, then 8 and 9 ran
+
+
+def test_a_huge_grid_of_short_waves_stops_at_the_wall_clock():
+    t0 = time.monotonic()
+    with pytest.raises(GpuHang, match=r"wall-clock limit of 0\.3 s \(GPUTWIN_WATCHDOG_S\)") as e:
+        run_dispatch(Arena().mem, dispatch("v_mov_b32 v1, 0", grid=(1 << 24, 1, 1), block=(32, 1, 1)),
+                     watchdog_s=0.3)
+    assert time.monotonic() - t0 < 3            # was: the whole grid (30 s), checks restarted per batch
+    assert re.search(r"\d+ of 16777216 waves finished", str(e.value))
+
+
+def test_a_dispatch_inside_an_open_scope_keeps_its_deadline():
+    from gputwin.emu import watchdog
+    spent = watchdog.Watchdog(seconds=1e-9)
+    time.sleep(0.001)
+    with watchdog.scope(spent):
+        with pytest.raises(GpuHang, match="wall-clock limit"):
+            run_dispatch(Arena().mem, dispatch("s_nop 0"))
+    run_dispatch(Arena().mem, dispatch("s_nop 0"))      # outside the scope: a fresh watchdog
+
+
+def test_the_default_limits_let_a_divergent_kernel_finish(monkeypatch):
+    monkeypatch.delenv("GPUTWIN_WATCHDOG_S", raising=False)
+    monkeypatch.delenv("GPUTWIN_WATCHDOG_INSTS", raising=False)
+    arena, k = kernel("diverge", "collatz_steps", False)
+    n = 4096
+    out = arena.alloc(4 * n)
+    c = k(out, 1, grid=(n // 256, 1, 1), block=(256, 1, 1))
+    assert c.waves == n // 32 and int(arena.array(out, np.uint32, n).max()) == 237   # 3711: the longest below 4096

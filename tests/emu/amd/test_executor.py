@@ -1,11 +1,12 @@
 """The scheduler: divergent groups reconverge and merge, barriers hold split workgroups, counters."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
+import pytest
 
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 from tests.emu.amd.helpers import asm, make_ctx
@@ -31,7 +32,7 @@ def execute(text, n, sgpr0, waves_per_group=1):
     g.set_exec(np.ones((n, 32), bool))
     g.s[0] = sgpr0
     ended = []
-    ex = Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append)
+    ex = Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append)
     ex.run([g])
     return ex, ended
 
@@ -81,7 +82,7 @@ def test_execz_branch_over_vector_only_code_does_not_split():
     ex_mask[[0, 2]] = True
     g.set_exec(ex_mask)
     ended = []
-    ex = Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append)
+    ex = Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append)
     ex.run([g])
     assert len(ended) == 1 and ended[0].vgpr(1)[:, 0].tolist() == [5, 0, 5, 0]
     assert ex.wave_insts == 4 * 3 + 2 * 2             # the skipping waves' two instructions are not counted
@@ -93,7 +94,7 @@ def test_execz_branch_over_scalar_code_splits():
     g = WaveGroup(ctx, np.arange(2), np.arange(2), wave64=False, mode=0, pc=0)
     g.set_exec(np.array([[True] * 32, [False] * 32]))
     ended = []
-    Executor(ctx, Program(asm(text)), time.monotonic() + 10, on_end=ended.append).run([g])
+    Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append).run([g])
     final = WaveGroup.merge(ended)
     assert dict(zip(final.waves.tolist(), final.s[3].tolist())) == {0: 1, 1: 0}
 
@@ -121,5 +122,46 @@ s_endpgm
     g = WaveGroup(ctx, np.arange(2), np.zeros(2, np.int64), wave64=False, mode=0, pc=0)
     g.set_exec(np.ones((2, 32), bool))
     ended = []
-    Executor(ctx, Program(asm(text)), time.monotonic() + 20, on_end=ended.append).run([g])
+    Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append).run([g])
     assert sorted(w for e in ended for w in e.waves.tolist()) == [0, 1]
+
+
+def test_an_else_block_ending_in_a_branch_back_runs_inert_instead_of_splitting(monkeypatch):
+    # LLVM's if/else inside a loop: the else block is `s_cbranch_execz join; <vector body>; s_branch join`.
+    # A wave whose lanes all took the then-side has EXEC = 0 there and runs the else block as no-ops.
+    text = """
+s_mov_b32 s1, 3
+s_mov_b32 s5, 0
+s_branch body
+join:
+s_or_b32 exec_lo, exec_lo, s5
+s_sub_u32 s1, s1, 1
+s_cmp_lg_u32 s1, 0
+s_cbranch_scc0 done
+body:
+s_mov_b32 s5, exec_lo
+v_cmpx_eq_u32 1, v1
+s_xor_b32 s5, exec_lo, s5
+v_add_nc_u32 v2, 10, v2
+s_and_not1_saveexec_b32 s5, s5
+s_cbranch_execz join
+v_add_nc_u32 v2, 1, v2
+s_branch join
+done:
+s_endpgm
+"""
+    ctx = make_ctx(nwg=3)
+    g = WaveGroup(ctx, np.arange(3), np.arange(3), wave64=False, mode=0, pc=0)
+    g.set_exec(np.ones((3, 32), bool))
+    v1 = np.zeros((3, 32), np.uint32)
+    v1[0] = 1                       # wave 0: every lane then-side; wave 1: every lane else-side
+    v1[2, ::3] = 1                  # wave 2: mixed
+    g.set_vgpr(1, v1)
+    monkeypatch.setattr(WaveGroup, "take", lambda *a: pytest.fail("the group split"))
+    ended = []
+    ex = Executor(ctx, Program(asm(text)), Watchdog(), on_end=ended.append)
+    ex.run([g])
+    assert len(ended) == 1
+    assert (ended[0].vgpr(2) == np.where(v1 == 1, 30, 3)).all()
+    # 3 + 3 * (6 body + 4 join) + s_endpgm per wave, plus the else block (2) on waves 1 and 2 only
+    assert ex.wave_insts == 3 * (3 + 3 * 10 + 1) + 2 * 3 * 2

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from gputwin.emu.amd import gfx12
 from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.standalone import Arena
 from gputwin.emu.amd.wave import WaveGroup
@@ -54,7 +54,7 @@ def run12(text: str, *, sgprs=None, vgprs=None, n=2, mem=None, mode=None):
     for r, v in (vgprs or {}).items():
         g.set_vgpr(r, np.broadcast_to(np.asarray(v, np.uint32), (n, 32)), mask=np.ones((n, 32), bool))
     ended = []
-    Executor(ctx, Program(asm12(text + "\ns_endpgm\n"), "gfx1201"), time.monotonic() + 10,
+    Executor(ctx, Program(asm12(text + "\ns_endpgm\n"), "gfx1201"), Watchdog(),
              on_end=ended.append).run([g])
     final = WaveGroup.merge(ended)
     return final.take(np.argsort(final.waves))

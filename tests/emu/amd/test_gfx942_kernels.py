@@ -36,6 +36,8 @@ CHECKS = [   # test_standalone's end-to-end checks whose kernels fixtures/amd/cl
     "test_global_float_atomic_min_max_skip_nan_and_order_signed_zeros",
     "test_lds_float_and_double_atomics_reduce_per_workgroup",
     "test_ds_append_compacts_each_workgroup_in_wave_order",
+    "test_uncapped_divergent_loop_every_lane_its_own_trip_count",
+    "test_nested_divergent_loops_with_if_else_and_break",
 ]
 
 

@@ -1,4 +1,7 @@
 """The emulated GPU as a whole (gputwin.emu.amd.gpu): arch profiles, queues, doorbells, fault routing."""
+import re
+import time
+
 import pytest
 
 from gputwin.emu.amd.gpu import GPU, PROFILES
@@ -69,3 +72,15 @@ def test_runaway_write_pointer_hangs_the_queue_at_the_watchdog(monkeypatch):
     r.gpu.mem.write(RING, b"".join(w.to_bytes(4, "little") for w in nops))
     r.gpu.ring_doorbell(r.q, 1 << 60)        # far beyond anything written: the ring is replayed forever
     assert [e.kind for e in r.events] == ["hang"] and r.q.stopped
+
+
+def test_a_huge_grid_through_dispatch_direct_hangs_at_the_runs_wall_clock(monkeypatch):
+    from tests.emu.amd.test_cp import S_ENDPGM, _dispatch, _program
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.3")
+    r = Rig()
+    t0 = time.monotonic()
+    r.submit(*_program(r, S_ENDPGM, block=(32, 1, 1)), *_dispatch((1 << 24, 1, 1)))
+    assert time.monotonic() - t0 < 5                  # was: the whole 16M-wave grid, then the packet check
+    assert [e.kind for e in r.events] == ["hang"] and r.q.stopped
+    assert re.search(r"wall-clock limit of 0\.3 s \(GPUTWIN_WATCHDOG_S\); \d+ of 16777216 waves finished",
+                     str(r.q.error))

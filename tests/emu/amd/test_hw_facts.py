@@ -16,12 +16,12 @@ strict (LLVM) decoder rejects; the emulator's execution-mode decoder now ignores
 (docs/isa.md "Decoder modes", tests/emu/amd/isa/test_decode_modes.py). The rows below keep src2 = 0.
 """
 import struct
-import time
 
 import numpy as np
 import pytest
 
 from gputwin.emu.amd.executor import Executor
+from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 
@@ -209,7 +209,7 @@ def _run_words(words, sgprs, vgprs):
         g.set_vgpr(r, np.full((1, 32), x, np.uint32), mask=everyone)
     ended = []
     prog = Program(struct.pack(f"<{len(words) + 1}I", *words, S_ENDPGM), wave64=False)
-    Executor(ctx, prog, time.monotonic() + 10, on_end=ended.append).run([g])
+    Executor(ctx, prog, Watchdog(), on_end=ended.append).run([g])
     return WaveGroup.merge(ended)
 
 

@@ -163,6 +163,44 @@ def test_data_dependent_loops_diverge_and_reconverge(wave64):
     assert arena.array(o, np.uint32, n).tolist() == [steps(int(v)) for v in start]
 
 
+def collatz_steps(v: int) -> int:
+    c = 0
+    while v != 1:
+        v, c = ((3 * v + 1) & 0xFFFFFFFF if v & 1 else v // 2), c + 1
+    return c
+
+
+@WAVES
+def test_uncapped_divergent_loop_every_lane_its_own_trip_count(wave64):
+    arena, k = kernel("diverge", "collatz_steps", wave64)
+    n, first = 1024, 3000                    # 3000..4023: 17 to 237 steps, waves leave the loop at many points
+    o = arena.alloc(4 * n)
+    c = k(o, first, grid=(n // 256, 1, 1), block=(256, 1, 1))
+    want = [collatz_steps(first + i) for i in range(n)]
+    assert arena.array(o, np.uint32, n).tolist() == want
+    assert c.lane_ops > sum(want) * 10        # the loop body ran per lane as often as that lane needed
+
+
+@WAVES
+def test_nested_divergent_loops_with_if_else_and_break(wave64):
+    arena, k = kernel("diverge", "nested_loops", wave64)
+    n = 512
+    x = np.random.default_rng(21).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    x[:4] = [0, 0xF, 0x7F, 0xFFFFFFFF]       # no outer loop; outer loop without inner; both maximal
+
+    def ref(v):
+        acc = v
+        for a in range(v & 15):
+            for b in range((v >> 4) & 7, 0, -1):
+                acc = (acc * 3 + b) & 0xFFFFFFFF if (acc ^ b) & 1 else (acc + a) & 0xFFFFFFFF
+            if acc > 100000:
+                break
+        return acc
+    o = arena.alloc(4 * n)
+    k(o, arena.alloc(4 * n, x), grid=(n // 128, 1, 1), block=(128, 1, 1))
+    assert arena.array(o, np.uint32, n).tolist() == [ref(int(v)) for v in x]
+
+
 @WAVES
 def test_private_arrays_live_in_per_lane_scratch(wave64):
     arena, k = kernel("basic", "scratch_perm", wave64)

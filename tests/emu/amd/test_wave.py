@@ -93,3 +93,62 @@ def test_compact_views_registers_stored_per_wave_or_uniform():
     g.set_exec(ex)
     g.set_vgpr(1, np.uint32(3))                                          # a partial write makes it per lane
     assert compact(g.vgpr(1)).shape == (3, 32) and int(g.vgpr(1)[1, 4]) == 8
+
+
+@pytest.mark.parametrize("lanes_disagree", [True, False], ids=["lanes-disagree", "whole-waves"])
+@pytest.mark.parametrize("shape", [(6, 32), (6, 1), (32,), ()], ids=["per-lane", "per-wave", "lane-row", "scalar"])
+def test_masked_writes_on_a_divergent_exec_keep_inactive_lanes_bit_for_bit(shape, lanes_disagree):
+    rng = np.random.default_rng(11)
+    g = group(n=6)
+    old = rng.integers(0, 1 << 32, (6, 32), dtype=np.uint64).astype(np.uint32)
+    g.set_vgpr(4, old)
+    # two selects are used: bitwise where lanes of a wave disagree, where() when waves are wholly on or off
+    ex = rng.random((6, 32)) < 0.5 if lanes_disagree else np.array([[1], [0], [1], [1], [0], [0]], bool) & \
+        np.ones((1, 32), bool)
+    g.set_exec(ex)
+    value = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+    g.set_vgpr(4, value)
+    full = np.broadcast_to(value, (6, 32))
+    want = [[int(full[w, lane]) if ex[w, lane] else int(old[w, lane]) for lane in range(32)] for w in range(6)]
+    assert g.vgpr(4).tolist() == want
+    other = rng.random((6, 32)) < 0.3                             # an explicit mask instead of EXEC
+    g.set_vgpr(4, np.uint32(0xFFFFFFFF), mask=other)
+    assert g.vgpr(4).tolist() == [[0xFFFFFFFF if other[w, lane] else want[w][lane] for lane in range(32)]
+                                  for w in range(6)]
+
+
+def test_exec_hi_reads_zero_in_wave32_and_counts_lanes_in_wave64():
+    g = group(n=2)
+    g.set_sgpr(127, np.array([5, 5], np.uint32))
+    assert g.s[127].tolist() == [0, 0] and g.exec_full        # wave32: EXEC_HI is not part of EXEC
+    g = group(n=2, wave64=True)
+    g.set_sgpr(127, np.array([0, 1], np.uint32))
+    assert g.exec_count == 32 + 33 and g.exec[1, 32] and not g.exec[0, 32:].any()
+
+
+def test_take_and_merge_carry_each_waves_instruction_count():
+    g = group(n=4)
+    g.insts += np.array([5, 6, 7, 8])
+    a, b = g.take(np.array([0, 2])), g.take(np.array([1, 3]))
+    b.insts += 100
+    assert WaveGroup.merge([a, b]).insts.tolist() == [5, 7, 106, 108]
+
+
+def test_take_from_a_big_group_keeps_every_sgpr_row():
+    rng = np.random.default_rng(12)
+    g = group(n=700)                                  # big enough for the live-rows path
+    g.s[[0, 5, 104, 125]] = rng.integers(1, 1 << 32, (4, 700), dtype=np.uint64).astype(np.uint32)
+    sel = rng.random(700) < 0.4
+    part = g.take(sel)
+    assert (part.s == g.s[:, sel]).all() and part.s.flags.c_contiguous and part.s.flags.writeable
+
+
+def test_take_keeps_per_wave_and_uniform_registers_compact():
+    g = group(n=3)
+    g.set_vgpr(6, np.array([[3], [4], [5]], np.uint32))     # one value per wave
+    g.set_vgpr(7, np.uint32(9))                             # one value for all
+    g.set_vgpr(8, np.arange(32, dtype=np.uint32))           # one value per lane
+    part = g.take(np.array([2, 0]))
+    assert compact(part.vgpr(6)).tolist() == [[5], [3]] and compact(part.vgpr(7)) == 9
+    assert part.vgpr(6).tolist() == [[5] * 32, [3] * 32] and part.vgpr(8).tolist() == [list(range(32))] * 2
+    assert part.vgpr(9).tolist() == [[0] * 32] * 2           # never written: zeros
