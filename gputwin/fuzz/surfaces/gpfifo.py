@@ -62,7 +62,7 @@ def _qmd(rnd: random.Random, arch: str) -> bytes:
     if rnd.random() < 0.3:
         d.set("RELEASE0_ENABLE", 1).set("RELEASE0_ADDRESS_LOWER", MEM_VA + 8 * rnd.randrange(64))
         d.set("RELEASE0_PAYLOAD_LOWER", rnd.getrandbits(32))
-    if rnd.random() < 0.6:
+    if rnd.random() < 0.35:
         for _ in range(rnd.randrange(1, 4)):
             name = rnd.choice(QMD_FIELDS)
             hi, lo = sorted(q.FIELDS[name], reverse=True)
@@ -80,7 +80,7 @@ def _packets(rnd: random.Random, gpu: NVGPU) -> list[list[int]]:
     out = [inc(sk, m.NVC56F_SET_OBJECT, p.compute_class), inc(sc, m.NVC56F_SET_OBJECT, p.copy_class)]
     for _ in range(rnd.randrange(1, 12)):
         kind = rnd.choice(["release", "acquire", "nop", "nonstall", "memop", "object", "copy", "copy2d",
-                           "copysem", "launch", "report", "raw"])
+                           "copysem", "launch", "launch", "launch", "report", "raw"])
         if kind in ("release", "acquire"):
             a, v = addr(), rnd.choice([0, 1, rnd.getrandbits(64)])
             op = m.SEM_EXECUTE_OPERATION_RELEASE if kind == "release" else rnd.randrange(7)
@@ -114,8 +114,8 @@ def _packets(rnd: random.Random, gpu: NVGPU) -> list[list[int]]:
         elif kind == "launch":
             qva = MEM_VA + QMD_OFF + 0x100 * rnd.randrange(4)
             out.append(inc(sk, m.COMPUTE_INVALIDATE_SHADER_CACHES_NO_WFI, 0) + inc(sk, m.COMPUTE_SEND_PCAS_A, qva >> 8)
-                       + inc(sk, m.COMPUTE_SEND_SIGNALING_PCAS2_B, rnd.choice(
-                           [m.PCAS2_B_ACTION_INVALIDATE_COPY_SCHEDULE, rnd.randrange(16)])))
+                       + inc(sk, m.COMPUTE_SEND_SIGNALING_PCAS2_B, m.PCAS2_B_ACTION_INVALIDATE_COPY_SCHEDULE
+                             if rnd.random() < 0.85 else rnd.randrange(16)))
         elif kind == "report":
             a = addr()
             out.append(inc(sk, m.COMPUTE_SET_REPORT_SEMAPHORE_A, a >> 32, a & 0xFFFFFFFF, rnd.getrandbits(32),

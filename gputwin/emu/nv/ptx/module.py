@@ -58,6 +58,8 @@ class Module:
             if fn.entry and not fn.declared_only:
                 params, off = [], 0
                 for p in fn.params:
+                    if p.type not in T.TYPES:
+                        raise PtxError(f"parameter {p.name} has no known type (.{p.type})", line=p.line, token=p.name)
                     a, n = decl_align(p), decl_size(p)
                     off = align_up(off, a)
                     params.append(Param(p.name, p.type, n, a, off))

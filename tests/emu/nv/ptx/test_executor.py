@@ -433,3 +433,13 @@ def test_shared_memory_past_the_per_block_maximum_is_refused_before_allocation()
     fits = load_module(kernel("", decls=".shared .align 4 .b8 s[1024];"))
     with pytest.raises(ValueError, match=r"1024 static \+ 166912 dynamic shared bytes; sm_80 allows 166912"):
         run_kernel(AddressSpace(), fits, "k", params=bytes(8), dynamic_shared_bytes=163 << 10, arch="sm_80")
+
+
+def test_call_parameter_access_past_its_slot_and_unknown_param_types_are_ptx_errors():
+    base = FUNC.replace(".reg .b32 %a<3>;", ".reg .b32 %a<3>;\n.reg .pred %p;").replace("CALLSELF\n", "")
+    with pytest.raises(PtxError, match=r"st\.param\.b32: 4 bytes at offset \d+ past the \d+-byte \.param"):
+        run(base.replace("st.param.b32 [ret], %a2;", "st.param.b32 [ret+64], %a2;"))
+    with pytest.raises(PtxError, match=r"ld\.param\.b32: 4 bytes at offset \d+ past the \d+-byte \.param"):
+        run(base.replace("ld.param.b32 %a1, [x];", "ld.param.b32 %a1, [x+64];"))
+    with pytest.raises(PtxError, match=r"parameter out has no known type \(\.u%64\)"):
+        load_module(kernel("", params=".param .u%64 out"))
