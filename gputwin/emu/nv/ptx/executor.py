@@ -97,6 +97,9 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     deadline = time.monotonic() + watchdog_s
     with np.errstate(all="ignore"):
         for start in range(0, ncta, per):
+            if time.monotonic() > deadline:     # a grid of many short batches: each is too quick to check inside
+                raise GpuHang(f"PTX kernel {name} still running after {watchdog_s:g} s (GPUTWIN_WATCHDOG_S): "
+                              f"{start} of {ncta} CTAs finished, none running")
             batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
             total += _run_batch(batch, plan, budget, deadline, watchdog_s)
     return total

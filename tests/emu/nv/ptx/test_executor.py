@@ -443,3 +443,14 @@ def test_call_parameter_access_past_its_slot_and_unknown_param_types_are_ptx_err
         run(base.replace("ld.param.b32 %a1, [x];", "ld.param.b32 %a1, [x+64];"))
     with pytest.raises(PtxError, match=r"parameter out has no known type \(\.u%64\)"):
         load_module(kernel("", params=".param .u%64 out"))
+
+
+def test_a_huge_grid_of_short_ctas_is_a_hang_at_the_watchdog(monkeypatch):
+    # fuzz (gpfifo): a QMD with CTA_RASTER_WIDTH ~2^31 ran for minutes: the deadline was checked only inside
+    # a batch, and each batch of short CTAs ended before its first check
+    import time
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.3")
+    t0 = time.monotonic()
+    with pytest.raises(GpuHang, match=r"PTX kernel k still running after 0\.3 s .*of 16777216 CTAs finished"):
+        run(kernel(""), n=1024, grid=(1 << 24,), nbytes=4)
+    assert time.monotonic() - t0 < 5
