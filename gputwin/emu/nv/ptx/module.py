@@ -23,13 +23,19 @@ class Param:
     offset: int
 
 
+def _type_size(d: VarDecl) -> int:
+    if d.type not in T.TYPES:
+        raise PtxError(f"{d.name} has no known type (.{d.type})", line=d.line, token=d.name)
+    return T.size(d.type)
+
+
 def decl_size(d: VarDecl) -> int:
-    n = T.size(d.type) * d.vec
+    n = _type_size(d) * d.vec
     return n * (d.count if d.count else 1)
 
 
 def decl_align(d: VarDecl) -> int:
-    return d.align or T.size(d.type) * d.vec
+    return d.align or _type_size(d) * d.vec
 
 
 def align_up(x: int, a: int) -> int:
@@ -58,8 +64,6 @@ class Module:
             if fn.entry and not fn.declared_only:
                 params, off = [], 0
                 for p in fn.params:
-                    if p.type not in T.TYPES:
-                        raise PtxError(f"parameter {p.name} has no known type (.{p.type})", line=p.line, token=p.name)
                     a, n = decl_align(p), decl_size(p)
                     off = align_up(off, a)
                     params.append(Param(p.name, p.type, n, a, off))

@@ -441,8 +441,10 @@ def test_call_parameter_access_past_its_slot_and_unknown_param_types_are_ptx_err
         run(base.replace("st.param.b32 [ret], %a2;", "st.param.b32 [ret+64], %a2;"))
     with pytest.raises(PtxError, match=r"ld\.param\.b32: 4 bytes at offset \d+ past the \d+-byte \.param"):
         run(base.replace("ld.param.b32 %a1, [x];", "ld.param.b32 %a1, [x+64];"))
-    with pytest.raises(PtxError, match=r"parameter out has no known type \(\.u%64\)"):
+    with pytest.raises(PtxError, match=r"out has no known type \(\.u%64\)"):
         load_module(kernel("", params=".param .u%64 out"))
+    with pytest.raises(PtxError, match=r"x has no known type \(\.%b32\)"):
+        run(base.replace(".func (.param .b32 ret) twice(.param .b32 x)", ".func (.param .b32 ret) twice(.param .%b32 x)"))
 
 
 def test_a_huge_grid_of_short_ctas_is_a_hang_at_the_watchdog(monkeypatch):
