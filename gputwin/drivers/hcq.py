@@ -97,6 +97,14 @@ def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+def _bytes_view(data, what: str) -> memoryview:
+    """A flat byte view of a bytes-like host buffer; anything else is the caller's TypeError, named."""
+    try:
+        return memoryview(data).cast("B")
+    except TypeError as e:
+        raise TypeError(f"{what} needs a C-contiguous bytes-like object or ndarray, got {type(data).__name__}: {e}") from None
+
+
 def _dims(v, what: str) -> tuple[tuple[int, int, int], int]:
     """(x, y, z) and how many were given, from an int or a 1..3-tuple of positive ints."""
     try:
@@ -267,7 +275,7 @@ class HCQDevice:
     def copyin(self, buf: Buffer, data, offset: int = 0) -> None:
         """Copy host bytes (bytes-like or ndarray) into `buf` at `offset`, through the copy engine."""
         self._check()
-        src = np.frombuffer(memoryview(data).cast("B"), np.uint8) if not isinstance(data, np.ndarray) \
+        src = np.frombuffer(_bytes_view(data, "copyin"), np.uint8) if not isinstance(data, np.ndarray) \
             else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         self._range(buf, offset, src.size, "copyin")
         offset = int(offset)
@@ -285,7 +293,7 @@ class HCQDevice:
         if isinstance(out, np.ndarray) and not out.flags.c_contiguous:
             raise ValueError("copyout needs a contiguous array")
         dst = out.reshape(-1).view(np.uint8) if isinstance(out, np.ndarray) else \
-            np.frombuffer(memoryview(out).cast("B"), np.uint8)
+            np.frombuffer(_bytes_view(out, "copyout"), np.uint8)
         if not dst.flags.writeable:
             raise TypeError(f"copyout needs a writable destination, got a read-only {type(out).__name__}")
         self._range(buf, offset, dst.size, "copyout")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 def add_subcommand(sub) -> None:
-    p = sub.add_parser("fuzz", help="fuzz gputwin's surfaces (KFD ioctls, PM4/SDMA, ISA, code objects, API)",
+    p = sub.add_parser("fuzz", help="fuzz gputwin's surfaces (KFD ioctls, PM4/SDMA, ISA, code objects, API, "
+                                    "NV RM/UVM, GPFIFO, PTX)",
                        description=cmd_fuzz.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=1.0, help="total time, shared equally by the surfaces (default 1)")
     p.add_argument("--surface", action="append", help="a surface to fuzz (repeatable; default: all, see --list)")

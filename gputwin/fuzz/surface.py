@@ -2,8 +2,8 @@
 
 A surface turns a seeded `random.Random` into a case (a JSON-able dict, so a reproducer is the case itself)
 and executes a case, recording one outcome per step in a `Recorder`. Surfaces live in
-gputwin/fuzz/surfaces/, one module per area, and register themselves with `register`; a new one (NV RM,
-PTX, USB) is one more module listed in surfaces/__init__.py.
+gputwin/fuzz/surfaces/, one module per area, and register themselves with `register`; a new one (USB,
+...) is one more module listed in surfaces/__init__.py.
 """
 from __future__ import annotations
 

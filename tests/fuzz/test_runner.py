@@ -74,3 +74,6 @@ def test_classification():
     assert classify.label(bad_map) == (False, "ValueError")
     assert classify.label(bad_map, validation=True) == (True, "ValueError")
     assert classify.label(_caught(lambda: int("x")), validation=True) == (False, "ValueError")
+    # a host buffer that is not bytes-like is the API's own TypeError (issue 11 defect 10), not memoryview's
+    from gputwin.drivers.hcq import _bytes_view
+    assert classify.label(_caught(lambda: _bytes_view(None, "copyout")), validation=True) == (True, "TypeError")

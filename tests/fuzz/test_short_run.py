@@ -10,25 +10,15 @@ import pytest
 from gputwin.fuzz.runner import run_campaign
 
 # surface -> cases: about 3-5 s each on one core
-SHORT_RUN = {"isa": 250, "kfd": 120, "pm4": 80, "sdma": 80, "codeobj": 50, "api": 30}
+SHORT_RUN = {"isa": 250, "kfd": 120, "pm4": 80, "sdma": 80, "codeobj": 50, "api": 30,
+             "rm": 100, "gpfifo": 300, "ptx": 120}
 
 KNOWN_OPEN = {   # (surface, leak label, innermost gputwin file) -> the open defect (issue 11)
-    ("isa", "IndexError", "gputwin/emu/amd/access.py"): "defect 3: LDS access with no LDS allocated",
-    ("codeobj", "event:error:IndexError", "gputwin/emu/amd/access.py"): "defect 3: LDS access with no LDS allocated",
-    ("pm4", "event:error:ValueError", "gputwin/emu/amd/dispatch.py"): "defect 11: dispatch limits at launch",
-    ("api", "event:error:ValueError", "gputwin/emu/amd/dispatch.py"): "defect 11: dispatch limits at launch",
-    ("codeobj", "OverflowError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
-    ("codeobj", "ValueError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
-    ("codeobj", "NotImplementedError", "gputwin/abi/kernargs.py"): "defect 9: kernel metadata range checks",
-    ("codeobj", "ValueError", "gputwin/drivers/amd/device.py"): "defect 9: kernel metadata range checks",
-    ("codeobj", "ValueError", "gputwin/drivers/amd/pm4.py"): "defect 9: code object checks at load (entry alignment)",
-    ("codeobj", "KeyError", "gputwin/drivers/amd/device.py"): "issue 11 'also': a wrong kernel name is KeyError",
-    ("api", "KeyError", "gputwin/drivers/amd/device.py"): "issue 11 'also': a wrong kernel name is KeyError",
-    ("api", "lost-by-validation", ""): "defect 10: validate arguments before touching state",
-    ("api", "TypeError", "gputwin/drivers/amd/sdma.py"): "defect 10: validate arguments before touching state",
-    ("api", "TypeError", "gputwin/drivers/hcq.py"): "defect 10: copyin/copyout/offset argument validation",
-    ("api", "OverflowError", "gputwin/drivers/hcq.py"): "defect 10: copyin/copyout/offset argument validation",
-    ("api", "TypeError", "gputwin/drivers/amd/device.py"): "defect 10: dev.load(image) argument validation",
+    # seen in the 70 s codeobj campaign (seed 2: 12 of 1,470 cases), not in the short run's seed
+    ("codeobj", "NotImplementedError", "gputwin/abi/kernargs.py"):
+        "defect 9: an unknown argument value_kind / hidden kind is refused at launch, not as CodeObjectError at load",
+    ("codeobj", "ValueError", "gputwin/drivers/amd/pm4.py"):
+        "defect 9: a kernel entry not 256-byte aligned is a ValueError at dispatch, not CodeObjectError at load",
 }
 
 

@@ -80,3 +80,37 @@ def test_the_pointer_zoo_pages_have_the_protections_they_are_named_for(zoo):
     assert not readable(z.wo) and writable(z.wo)
     assert not readable(z.none) and not writable(z.none)
     assert not readable(z.gone) and not writable(z.gone)
+
+
+def test_ptx_mutations_start_from_loadable_fixtures_and_are_seeded():
+    from gputwin.emu.nv.ptx import load_module
+    from gputwin.fuzz.surfaces.ptx import fixture, fixture_names, mutate
+    for arch in ("sm_80", "sm_90"):
+        assert len(fixture_names(arch)) >= 10
+        for name in fixture_names(arch):
+            assert load_module(fixture(arch, name)).kernels, (arch, name)
+    text = fixture("sm_90", "integer.ptx")
+    a, b = mutate(random.Random(5), text), mutate(random.Random(5), text)
+    assert a == b and a[0] != text and a[1]
+
+
+def test_rm_cases_reach_a_live_driver_tree_and_the_fuzzers_own_client():
+    from gputwin.abi import nv_classes as c
+    from gputwin.fuzz.surfaces.rm import _Case
+    k = _Case(random.Random(2), "sm_90", driver=True)
+    try:
+        classes = {o.class_id for cl in k.rm.clients.values() for o in cl.objects.values()}
+        assert {c.HOPPER_CHANNEL_GPFIFO_A, c.HOPPER_COMPUTE_A, c.FERMI_VASPACE_A} <= classes
+        assert len(k.rm.clients) == 2 and len(k.uuid) == 16 and any(k.uuid)
+    finally:
+        k.close()
+
+
+def test_gpfifo_fresh_channel_check_sees_a_release_land_and_a_stopped_gpu_fail():
+    from gputwin.emu.nv.gpu import NVGPU
+    from gputwin.fuzz.surfaces.gpfifo import Gpfifo
+    Gpfifo()._still_works(NVGPU("sm_80"))
+    gpu = NVGPU("sm_90")
+    gpu.doorbell = lambda token: None            # a GPU that never runs the channel
+    with pytest.raises(AssertionError, match="did not land"):
+        Gpfifo()._still_works(gpu)

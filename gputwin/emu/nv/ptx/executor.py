@@ -85,6 +85,7 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     plan = mod.plan(name)
     if len(params) < k.params_size:
         raise ValueError(f"kernel {name} takes {k.params_size} bytes of parameters, got {len(params)}")
+    _check_shared(k, name, int(dynamic_shared_bytes), arch)
     launch = Launch(mem, mod, name, grid, block, params, dynamic_shared_bytes, arch)
     ncta = int(np.prod(launch.grid))
     tpc = (int(np.prod(launch.block)) + 31) // 32 * 32
@@ -94,6 +95,9 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     budget, deadline, watchdog_s = wd.wave_insts, wd.deadline, wd.seconds
     with np.errstate(all="ignore"):
         for start in range(0, ncta, per):
+            if time.monotonic() > deadline:     # a grid of many short batches: each is too quick to check inside
+                raise GpuHang(f"PTX kernel {name} still running after {watchdog_s:g} s (GPUTWIN_WATCHDOG_S): "
+                              f"{start} of {ncta} CTAs finished, none running")
             batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
             total += _run_batch(batch, plan, budget, deadline, watchdog_s)
     return total
@@ -114,12 +118,31 @@ def _check_target(mod, arch: str) -> None:
                        token=mod.parsed.target)
 
 
+MAX_SHARED_BYTES = {"sm_80": 163 << 10, "sm_90": 227 << 10}   # per block, opt-in maximum (CUDA guide, CC 8.0/9.0)
+
+
+def _check_shared(k, name: str, dynamic: int, arch: str) -> None:
+    """Shared memory past the arch's per-block maximum is refused (the driver would not launch it), before
+    anything is allocated for it: a .shared array of 4 GiB is the module's error, a dynamic size the caller's."""
+    limit = MAX_SHARED_BYTES.get(arch, max(MAX_SHARED_BYTES.values()))
+    if k.static_shared_bytes > limit:
+        raise PtxError(f"kernel {name} declares {k.static_shared_bytes} bytes of .shared; {arch} allows {limit} per block",
+                       line=None, token=name)
+    if dynamic < 0 or k.static_shared_bytes + dynamic > limit:
+        raise ValueError(f"kernel {name}: {k.static_shared_bytes} static + {dynamic} dynamic shared bytes; "
+                         f"{arch} allows {limit} per block")
+
+
 def bind(batch: Batch, plan):
     """Each instruction resolved against this batch's arrays: (fn, is_control)."""
     out = []
     for ins in plan.code:
         spec = OPS[ins.op]
-        fn = spec.factory(ins, batch)
+        try:
+            fn = spec.factory(ins, batch)
+        except IndexError as e:    # a factory reads ins.args[k]: the statement has fewer operands
+            raise PtxError(f"{ins.text}: too few operands for {ins.op} ({len(ins.args)} given)", line=ins.line,
+                           token=ins.text) from e
         if not spec.control:
             g = batch.guard(ins)
             if g is not None:

@@ -23,13 +23,19 @@ class Param:
     offset: int
 
 
+def _type_size(d: VarDecl) -> int:
+    if d.type not in T.TYPES:
+        raise PtxError(f"{d.name} has no known type (.{d.type})", line=d.line, token=d.name)
+    return T.size(d.type)
+
+
 def decl_size(d: VarDecl) -> int:
-    n = T.size(d.type) * d.vec
+    n = _type_size(d) * d.vec
     return n * (d.count if d.count else 1)
 
 
 def decl_align(d: VarDecl) -> int:
-    return d.align or T.size(d.type) * d.vec
+    return d.align or _type_size(d) * d.vec
 
 
 def align_up(x: int, a: int) -> int:

@@ -139,13 +139,16 @@ def _lex(text: str):
     return out
 
 
-def parse_int(tok: str) -> int:
+def parse_int(tok: str, line: int | None = None) -> int:
     t = tok.rstrip("U")
-    if t[:2] in ("0x", "0X"):
-        return int(t, 16)
-    if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    return int(t, 10)
+    try:
+        if t[:2] in ("0x", "0X"):
+            return int(t, 16)
+        if t[:2] in ("0b", "0B"):
+            return int(t[2:], 2)
+        return int(t, 10)
+    except ValueError:
+        raise PtxError("expected an integer", line=line, token=tok) from None
 
 
 # --- statements ------------------------------------------------------------------------------------------
@@ -168,6 +171,10 @@ class _Stream:
             return self.toks[i]
         except IndexError:
             return self.eof
+
+    def integer(self) -> int:
+        _, tok, line = self.next()
+        return parse_int(tok, line)
 
     def expect(self, value):
         t = self.next()
@@ -200,7 +207,7 @@ def parse(text: str) -> ParsedModule:
             while s.accept(","):
                 s.next()
         elif tok == ".address_size":
-            s.next(); mod.address_size = parse_int(s.next()[1])
+            s.next(); mod.address_size = s.integer()
         elif tok in (".file", ".section"):
             _skip_statement(s)
         elif tok in _ATTRS or tok in (".entry", ".func") or tok[1:] in _SPACES:
@@ -236,7 +243,7 @@ def _parse_decl(s: _Stream, extern=False) -> VarDecl:
     while True:
         t = s.peek()[1]
         if t == ".align":
-            s.next(); align = parse_int(s.next()[1])
+            s.next(); align = s.integer()
         elif t in (".v2", ".v4", ".v8"):
             s.next(); vec = int(t[2:])
         elif t == ".ptr":                      # LLVM: .param .u64 .ptr .global .align 1 name
@@ -244,7 +251,7 @@ def _parse_decl(s: _Stream, extern=False) -> VarDecl:
             while s.peek()[1] in (".global", ".shared", ".const", ".local"):
                 s.next()
             if s.peek()[1] == ".align":
-                s.next(); parse_int(s.next()[1])
+                s.next(); s.integer()
         elif t.startswith(".") and typ is None:
             s.next(); typ = t[1:]
         else:
@@ -256,12 +263,12 @@ def _parse_decl(s: _Stream, extern=False) -> VarDecl:
         raise PtxError("expected a name", line=name_tok[2], token=name_tok[1])
     decl = VarDecl(space, typ, name_tok[1], align=align, vec=vec, extern=extern, line=line)
     if s.accept("<"):
-        decl.range_count = parse_int(s.next()[1]); s.expect(">")
+        decl.range_count = s.integer(); s.expect(">")
     while s.accept("["):
         if s.accept("]"):
             decl.count = 0
         else:
-            n = parse_int(s.next()[1]); s.expect("]")
+            n = s.integer(); s.expect("]")
             decl.count = n if decl.count is None else decl.count * n
     if s.accept("="):
         decl.init = _parse_init(s)
@@ -304,13 +311,16 @@ def _parse_init(s: _Stream) -> list:
 
 def _number(t):
     kind, tok, line = t
-    if tok[:2] in ("0f", "0F"):
-        return Imm(int(tok[2:], 16), "f32")
-    if tok[:2] in ("0d", "0D"):
-        return Imm(int(tok[2:], 16), "f64")
-    if "." in tok:
-        return Imm(float(tok))
-    return Imm(parse_int(tok))
+    try:
+        if tok[:2] in ("0f", "0F"):
+            return Imm(int(tok[2:], 16), "f32")
+        if tok[:2] in ("0d", "0D"):
+            return Imm(int(tok[2:], 16), "f64")
+        if "." in tok:
+            return Imm(float(tok))
+    except ValueError:
+        raise PtxError("malformed number", line=line, token=tok) from None
+    return Imm(parse_int(tok, line))
 
 
 def _parse_params(s: _Stream) -> list[VarDecl]:
@@ -365,7 +375,7 @@ def _parse_body(s: _Stream, fn: Function, depth: int):
             while s.accept(","):        # .reg .b32 %a, %b<4>;
                 d2 = VarDecl(decl.space, decl.type, s.next()[1], align=decl.align, vec=decl.vec, line=line)
                 if s.accept("<"):
-                    d2.range_count = parse_int(s.next()[1]); s.expect(">")
+                    d2.range_count = s.integer(); s.expect(">")
                 more.append(d2)
             s.expect(";")
             fn.body.extend(more)
@@ -454,12 +464,12 @@ def _parse_operand(s: _Stream):
         if s.peek()[0] == "word":
             base = Reg(s.next()[1])
         elif s.peek()[0] == "num":
-            off = parse_int(s.next()[1])
+            off = s.integer()
         while s.peek()[1] in ("+", "-"):
             sign = -1 if s.next()[1] == "-" else 1
             if s.peek()[1] == "-":
                 s.next(); sign = -sign
-            off += sign * parse_int(s.next()[1])
+            off += sign * s.integer()
         s.expect("]")
         return Addr(base, off)
     if tok == "(":                      # call argument lists
@@ -491,7 +501,7 @@ def _parse_operand(s: _Stream):
             return Pair((Reg(tok), Reg(other)))
         if s.peek()[1] in ("+", "-") and not tok.startswith("%"):
             sign = -1 if s.next()[1] == "-" else 1
-            return Sym(tok, sign * parse_int(s.next()[1]))
+            return Sym(tok, sign * s.integer())
         if tok == "generic" and s.peek()[1] == "(":
             s.next(); inner = s.next()[1]; s.expect(")")
             return Sym(inner)

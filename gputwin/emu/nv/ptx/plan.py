@@ -15,6 +15,8 @@ from gputwin.emu.nv.ptx.types import TYPES
 from gputwin.emu.nv.ptx.module import align_up, decl_align, decl_size
 from gputwin.emu.nv.ptx.parser import Instr, Label, Vec, Sym, VarDecl
 
+MAX_REG_RANGE = 1 << 16    # a gputwin limit (nvcc writes hundreds); each register is an array per thread
+
 DYNAMIC_SHARED_ALIGN = 16
 
 
@@ -110,6 +112,9 @@ def build_plan(mod, k, check: bool = True) -> Plan:
                     if it.type not in TYPES or TYPES[it.type][0] > 8:
                         raise PtxError(f"registers of type .{it.type} are not modelled", line=it.line,
                                        token=it.name)
+                    if it.range_count is not None and it.range_count > MAX_REG_RANGE:
+                        raise PtxError(f"{it.name}<{it.range_count}> declares more than the {MAX_REG_RANGE} registers "
+                                       "one declaration may have here", line=it.line, token=it.name)
                     names_ = ([f"{it.name}{i}" for i in range(it.range_count)] if it.range_count is not None
                               else [it.name])
                     for rn in names_:

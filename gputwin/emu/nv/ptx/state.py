@@ -436,6 +436,8 @@ class Batch:
 
     def address(self, ins, op: Addr, idx):
         """The per-lane address of a memory operand, as uint64, for the active lanes idx."""
+        if not isinstance(op, Addr):
+            raise PtxError(f"{ins.text}: the address operand must be in brackets", line=ins.line, token=ins.text)
         base = op.base
         if base is None:
             return np.full(len(idx), op.offset, np.uint64)

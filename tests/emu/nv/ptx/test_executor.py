@@ -460,3 +460,58 @@ def test_warp_count_of_a_step_mask():
         mask[32 * 5 + 31] = density > 0          # a warp whose only active lane is its last
         want = sum(any(mask[w * 32:(w + 1) * 32]) for w in range(64))
         assert _warps_in(mask, 64) == want
+
+
+# --- malformed PTX found by the fuzz campaign (issue 11, "later surfaces"): PtxError naming the line, never a
+# builtin's IndexError/KeyError/ValueError or a 12 GiB allocation
+@pytest.mark.parametrize("body,match", [
+    ("shr.u32 %r1, %r2;", r"PTX line 14: shr\.u32: too few operands for shr \(2 given\)"),
+    ("mul.wide.b64 %rd2, %rd1, %rd1;", r"PTX line 14: mul\.wide\.b64: \.wide needs a 16- or 32-bit integer type"),
+    ("add.rn.f32 %f1, %f2;", r"PTX line 14: add\.rn\.f32: add takes 3 operands, 2 given"),
+    ("fma.rn.s32 %r1, %r2, %r3, %r4;", r"PTX line 14: fma\.rn\.s32: fma needs a floating-point type, not \.s32"),
+    ("st.global.u32 %rd1, %r1;", r"PTX line 14: st\.global\.u32: the address operand must be in brackets"),
+])
+def test_malformed_statements_are_ptx_errors(body, match):
+    with pytest.raises(PtxError, match=match):
+        run(kernel(body))
+
+
+def test_malformed_integer_and_huge_register_range_are_ptx_errors():
+    with pytest.raises(PtxError, match=r"PTX line 10: expected an integer \(at '-'\)"):
+        load_module(kernel("", decls=".reg .b32 %q<->;"))
+    with pytest.raises(PtxError, match=r"PTX line 10: %q<2147483647> declares more than the 65536 registers"):
+        run(kernel("", decls=".reg .b32 %q<2147483647>;"))      # planned (and refused) in well under a second
+
+
+def test_shared_memory_past_the_per_block_maximum_is_refused_before_allocation():
+    from gputwin.emu.memory import AddressSpace
+    from gputwin.emu.nv.ptx import run_kernel
+    huge = load_module(kernel("", decls=".shared .align 4 .b8 big[4294967295];"))
+    with pytest.raises(PtxError, match=r"kernel k declares 4294967295 bytes of \.shared; sm_90 allows 232448"):
+        run_kernel(AddressSpace(), huge, "k", grid=(3, 1, 1), block=(32, 1, 1), params=bytes(8), arch="sm_90")
+    fits = load_module(kernel("", decls=".shared .align 4 .b8 s[1024];"))
+    with pytest.raises(ValueError, match=r"1024 static \+ 166912 dynamic shared bytes; sm_80 allows 166912"):
+        run_kernel(AddressSpace(), fits, "k", params=bytes(8), dynamic_shared_bytes=163 << 10, arch="sm_80")
+
+
+def test_call_parameter_access_past_its_slot_and_unknown_param_types_are_ptx_errors():
+    base = FUNC.replace(".reg .b32 %a<3>;", ".reg .b32 %a<3>;\n.reg .pred %p;").replace("CALLSELF\n", "")
+    with pytest.raises(PtxError, match=r"st\.param\.b32: 4 bytes at offset \d+ past the \d+-byte \.param"):
+        run(base.replace("st.param.b32 [ret], %a2;", "st.param.b32 [ret+64], %a2;"))
+    with pytest.raises(PtxError, match=r"ld\.param\.b32: 4 bytes at offset \d+ past the \d+-byte \.param"):
+        run(base.replace("ld.param.b32 %a1, [x];", "ld.param.b32 %a1, [x+64];"))
+    with pytest.raises(PtxError, match=r"out has no known type \(\.u%64\)"):
+        load_module(kernel("", params=".param .u%64 out"))
+    with pytest.raises(PtxError, match=r"x has no known type \(\.%b32\)"):
+        run(base.replace(".func (.param .b32 ret) twice(.param .b32 x)", ".func (.param .b32 ret) twice(.param .%b32 x)"))
+
+
+def test_a_huge_grid_of_short_ctas_is_a_hang_at_the_watchdog(monkeypatch):
+    # fuzz (gpfifo): a QMD with CTA_RASTER_WIDTH ~2^31 ran for minutes: the deadline was checked only inside
+    # a batch, and each batch of short CTAs ended before its first check
+    import time
+    monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.3")
+    t0 = time.monotonic()
+    with pytest.raises(GpuHang, match=r"PTX kernel k still running after 0\.3 s .*of 16777216 CTAs finished"):
+        run(kernel(""), n=1024, grid=(1 << 24,), nbytes=4)
+    assert time.monotonic() - t0 < 5

@@ -12,6 +12,7 @@ import numpy as np
 
 from gputwin.emu.nv.ptx import floats as F
 from gputwin.emu.nv.ptx import types as T
+from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import op, the_type, unmodelled
 
 FLOAT: dict[str, object] = {}
@@ -190,12 +191,17 @@ def _arith(kind):
     nin = {"add": 2, "sub": 2, "mul": 2, "fma": 3}[kind]
 
     def factory(ins, b):
+        if len(ins.args) != 1 + nin:      # the slices below would silently drop or ignore operands
+            raise PtxError(f"{ins.text}: {kind} takes {1 + nin} operands, {len(ins.args)} given", line=ins.line,
+                           token=ins.text)
         t = the_type(ins)
         mode = mode_of(ins)
         ftz, sat = "ftz" in ins.mods, "sat" in ins.mods
         if "relu" in ins.mods or "oob" in ins.mods:
             raise unmodelled(ins)
         fmt = _split(t)
+        if fmt not in ("f16", "bf16", "f32", "f64"):     # fma.s32 reaches here without the type dispatch
+            raise PtxError(f"{ins.text}: {kind} needs a floating-point type, not .{t}", line=ins.line, token=ins.text)
 
         def compute(vals):
             a = _in(vals[0], fmt, ftz)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx import types as T
+from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.ops import binary, op, ternary, the_type, unary, unmodelled
 
 INT: dict[str, object] = {}          # integer factories of the arithmetic opcodes (arith.py dispatches)
@@ -113,16 +114,20 @@ def _mulhi(x, y, t):
     return hi.view(T.dtype(t))
 
 
-def _wide(t):
-    n = T.size(t)
-    k = T.kind(t)
-    return {("s", 2): "s32", ("s", 4): "s64", ("u", 2): "u32", ("u", 4): "u64",
-            ("b", 2): "u32", ("b", 4): "u64"}[(k, n)]
+_WIDE = {("s", 2): "s32", ("s", 4): "s64", ("u", 2): "u32", ("u", 4): "u64", ("b", 2): "u32", ("b", 4): "u64"}
+
+
+def _wide(ins, t):
+    """.wide doubles a 16- or 32-bit integer type; the PTX ISA defines it for no other."""
+    wide = _WIDE.get((T.kind(t), T.size(t)))
+    if wide is None:
+        raise PtxError(f"{ins.text}: .wide needs a 16- or 32-bit integer type, not .{t}", line=ins.line, token=ins.text)
+    return wide
 
 
 def _mul_fn(ins, t):
     if "wide" in ins.mods:
-        tw = _wide(t)
+        tw = _wide(ins, t)
         dt = T.dtype(tw)
         return (lambda x, y: np.asarray(x).astype(dt) * np.asarray(y).astype(dt)), tw
     if "hi" in ins.mods:

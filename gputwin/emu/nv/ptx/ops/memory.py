@@ -38,6 +38,13 @@ def _items(op_):
     return list(op_.items) if isinstance(op_, Vec) else [op_]
 
 
+def _slot_fits(ins, data, off: int, nbytes: int) -> None:
+    """A call parameter/return access must lie inside the slot the .param declaration made."""
+    if off < 0 or off + nbytes > data.shape[1]:
+        raise PtxError(f"{ins.text}: {nbytes} bytes at offset {off} past the {data.shape[1]}-byte .param",
+                       line=ins.line, token=ins.text)
+
+
 def _param_slot(b, ins, addr: Addr):
     """(kind, data, offset): kernel params ("kernel", bytes, off) or a per-thread slot ("slot", arr, off)."""
     if addr.base is None or (ins.fn, addr.base.name) in b.plan.regs:
@@ -88,6 +95,8 @@ def ld(ins, b):
                     if o_:
                         o_(np.broadcast_to(v, (b.T,)), m)
             return run_k
+
+        _slot_fits(ins, data, off, vec * n)
 
         def run_s(m):
             for i, o_ in enumerate(outs):
@@ -159,6 +168,7 @@ def st(ins, b):
         kind, data, off = _param_slot(b, ins, addr)
         if kind == "kernel":
             raise unmodelled(ins, "st.param to a kernel parameter")
+        _slot_fits(ins, data, off, vec * n)
 
         def run_s(m):
             for i, s in enumerate(srcs):
