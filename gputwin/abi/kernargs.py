@@ -133,6 +133,23 @@ def lds_layout(kernel: KernelInfo, args: tuple, launch: LaunchInfo) -> tuple[dic
     return offsets, addr - kernel.group_segment_size + launch.dynamic_lds
 
 
+EXPLICIT_KINDS = ("dynamic_shared_pointer", "global_buffer", "by_value")
+
+
+def unsupported_kinds(kernel: KernelInfo) -> list[str]:
+    """The argument kinds of `kernel` build_kernargs cannot lay out (checked at load, so a code object
+    with one is refused there rather than at its first launch)."""
+    bad = [a.value_kind for a in kernel.explicit_args if a.value_kind not in EXPLICIT_KINDS]
+    probe = LaunchInfo((1, 1, 1), (1, 1, 1))
+    for a in kernel.args:
+        if a.hidden:
+            try:
+                _hidden_value(a, probe)
+            except NotImplementedError:
+                bad.append(a.value_kind)
+    return bad
+
+
 def build_kernargs(kernel: KernelInfo, args: tuple, launch: LaunchInfo, pointer_of) -> bytearray:
     """The kernarg segment for `kernel` called with `args`.
 

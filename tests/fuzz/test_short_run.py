@@ -13,13 +13,7 @@ from gputwin.fuzz.runner import run_campaign
 SHORT_RUN = {"isa": 250, "kfd": 120, "pm4": 80, "sdma": 80, "codeobj": 50, "api": 30,
              "rm": 100, "gpfifo": 300, "ptx": 120}
 
-KNOWN_OPEN = {   # (surface, leak label, innermost gputwin file) -> the open defect (issue 11)
-    # seen in the 70 s codeobj campaign (seed 2: 12 of 1,470 cases), not in the short run's seed
-    ("codeobj", "NotImplementedError", "gputwin/abi/kernargs.py"):
-        "defect 9: an unknown argument value_kind / hidden kind is refused at launch, not as CodeObjectError at load",
-    ("codeobj", "ValueError", "gputwin/drivers/amd/pm4.py"):
-        "defect 9: a kernel entry not 256-byte aligned is a ValueError at dispatch, not CodeObjectError at load",
-}
+KNOWN_OPEN: dict[tuple[str, str, str], str] = {}   # (surface, leak label, innermost gputwin file) -> open defect
 
 
 def _key(signature: str) -> tuple[str, str, str]:

@@ -12,7 +12,7 @@ import time
 
 from gputwin.abi import kfd_ioctl as kfd
 from gputwin.abi.code_object import CodeObject, CodeObjectError
-from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout
+from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout, unsupported_kinds
 from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
                                           gputwin_fault_record)
 from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu, round_up
@@ -218,7 +218,14 @@ class AMDDevice(HCQDevice):
         co, buf = self._programs[data]
         if name not in co.kernels:
             raise KernelNotFound(name, list(co.kernels))
+        bad = unsupported_kinds(co.kernels[name])
+        if bad:
+            raise CodeObjectError(f"kernel {name}: argument kinds {', '.join(map(repr, bad))} are not supported")
         kernel = LoadedKernel(co.kernels[name], buf.va, self.arch)
+        if kernel.code_va % 256:
+            raise CodeObjectError(f"kernel {name}: its entry at {kernel.code_va:#x} (image offset "
+                                  f"{co.kernels[name].entry_offset:#x}) is not 256-byte aligned, as "
+                                  "COMPUTE_PGM_LO (address >> 8) needs")
         if kernel.segment_size > self._kernargs.size:
             raise CodeObjectError(f"kernel {name}: a kernarg segment of {kernel.segment_size} bytes does not fit "
                                   f"the {self._kernargs.size}-byte kernarg pool")

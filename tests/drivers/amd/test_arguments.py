@@ -79,11 +79,28 @@ def test_oversized_allocations_are_out_of_memory_naming_the_size(dev, hsaco, nby
     (lambda k: k.update({".kernarg_segment_size": 2 ** 31}), "exceeds"),
     (lambda k: k[".args"][1].update({".offset": -4}), "argument 1"),
     (lambda k: k[".args"][0].update({".size": -4}), "argument 0"),
+    (lambda k: k[".args"][0].update({".value_kind": "image"}), "argument kinds 'image' are not supported"),
+    (lambda k: k[".args"][-1].update({".value_kind": "hidden_bogus"}), "'hidden_bogus' are not supported"),
 ])
 def test_bad_kernel_metadata_fails_at_load(dev, hsaco, edit, match):
     blob = with_metadata(hsaco["v5"], lambda md: edit(kernel_metadata(md, "saxpy")))
     with pytest.raises(CodeObjectError, match=f"kernel saxpy: .*{match}"):
         dev.load(blob, "saxpy")
+    _still_works(dev, hsaco)
+
+
+def test_a_kernel_entry_off_the_256_byte_grid_fails_at_load(dev, hsaco):
+    """COMPUTE_PGM_LO holds the entry address >> 8: an entry 4 bytes past the grid cannot be launched."""
+    from gputwin.abi.code_object import CodeObject
+    blob = bytearray(hsaco["v5"])
+    k = CodeObject.parse(bytes(blob)).kernels["saxpy"]
+    desc = bytes(CodeObject.parse(bytes(blob)).read_vaddr(k.kd_offset, 64, "descriptor"))
+    at = blob.find(desc)
+    assert at >= 0 and blob.find(desc, at + 1) < 0          # the descriptor's bytes, found once
+    entry = int.from_bytes(blob[at + 16:at + 24], "little", signed=True) + 4   # kernel_code_entry_byte_offset
+    blob[at + 16:at + 24] = entry.to_bytes(8, "little", signed=True)
+    with pytest.raises(CodeObjectError, match="kernel saxpy: its entry at 0x[0-9a-f]+ .* is not 256-byte aligned"):
+        dev.load(bytes(blob), "saxpy")
     _still_works(dev, hsaco)
 
 
