@@ -155,6 +155,19 @@ def test_gfx9_cmpx_writes_vcc_and_exec():
     assert (got[:, 0] == [mask & 0xFFFFFFFF, mask >> 32, mask & 0xFFFFFFFF, mask >> 32]).all()
 
 
+def test_gfx9_cmp_tru_is_true_on_every_active_lane_even_for_nan():
+    """GFX9's v_cmp_tru / v_cmpx_tru (RDNA3's v_cmp_t): all ones under EXEC, whatever the inputs (NaN)."""
+    body = "\n".join(["v_mov_b32_e32 v2, 0", "v_mov_b32_e32 v3, 0x7ff80000", "s_mov_b64 s[4:5], exec",
+                      "v_cmpx_gt_u32_e32 vcc, 50, v0",                       # lanes 0..49 stay active
+                      "v_cmp_tru_f64_e32 vcc, v[2:3], v[2:3]", "s_mov_b64 s[6:7], vcc",
+                      "v_cmpx_tru_f32_e32 vcc, v3, v3", "s_mov_b64 s[8:9], exec", "s_mov_b64 exec, s[4:5]",
+                      "v_mov_b32_e32 v2, s6", "v_mov_b32_e32 v3, s7", "v_mov_b32_e32 v4, s8", "v_mov_b32_e32 v5, s9",
+                      stores(2, 4)])
+    got = run(body, np.zeros((1, 64), np.uint32), 4)
+    mask = (1 << 50) - 1
+    assert (got[:, 0] == [mask & 0xFFFFFFFF, mask >> 32, mask & 0xFFFFFFFF, mask >> 32]).all()
+
+
 def test_16bit_results_zero_the_high_half_except_op_sel_forms():
     body = "\n".join(["v_mov_b32_e32 v2, -1", "v_add_u16_e32 v2, 1, v0", "v_mov_b32_e32 v3, -1",
                       "v_cvt_f16_u16_e32 v4, v0", "v_mov_b32_e32 v3, -1", "v_fma_f16 v3, v4, v4, v4", stores(2, 2)])

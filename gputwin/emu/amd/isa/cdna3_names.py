@@ -53,6 +53,7 @@ _SALU = {"s_andn2_b32": "s_and_not1_b32", "s_andn2_b64": "s_and_not1_b64", "s_or
 _MEM = re.compile(r"^(s_load|s_buffer_load|global_load|global_store|flat_load|flat_store|scratch_load|"
                   r"scratch_store|buffer_load|buffer_store)_(\w+)$")
 _ATOMIC = re.compile(r"^(global|flat|buffer)_atomic_(\w+?)(_x2)?$")
+_CMP_TRUE = re.compile(r"^(v_cmpx?)_tru_(f16|f32|f64)$")     # GFX9 "tru" (always true) is RDNA3's "t"
 
 
 @functools.cache
@@ -64,6 +65,9 @@ def canonical(op: str) -> str:
     m = _MEM.match(op)
     if m and m[2] in _SIZES:
         return f"{m[1]}_{_SIZES[m[2]]}"
+    m = _CMP_TRUE.match(op)
+    if m:
+        return f"{m[1]}_t_{m[2]}"
     m = _ATOMIC.match(op)
     if m and m[2] in _ATOMICS:
         suffix = _ATOMICS[m[2]]
