@@ -1,42 +1,10 @@
-"""Memory operations the front-end engines share: the compare functions of PM4 WAIT_REG_MEM and SDMA
-POLL_REGMEM, and bulk copy/fill through a GPU AddressSpace that may cross from one mapping into the next."""
+"""The compare functions of PM4 WAIT_REG_MEM and SDMA POLL_REGMEM (bulk copy/fill: gputwin/emu/memops.py)."""
 from __future__ import annotations
 
 import operator
-
-import numpy as np
-
-from gputwin.emu.memory import AddressSpace
 
 # function code (WAIT_REG_MEM_FUNCTION / SDMA_PKT_POLL_REGMEM_HEADER_func) -> (masked value, reference) test
 COMPARE = {
     0: lambda v, ref: True,
     1: operator.lt, 2: operator.le, 3: operator.eq, 4: operator.ne, 5: operator.ge, 6: operator.gt,
 }
-
-
-def _spans(mem: AddressSpace, va: int, size: int, write: bool):
-    """(va, length) pieces of [va, va+size), each inside one mapping; MemoryFault where none is mapped."""
-    while size:
-        region = mem.find(va)
-        n = size if region is None else min(size, region.end - va)
-        yield va, mem.view(va, n, write=write)
-        va, size = va + n, size - n
-
-
-def copy(mem: AddressSpace, dst: int, src: int, size: int) -> None:
-    """memmove of size bytes inside the GPU address space."""
-    data = np.concatenate([v for _, v in _spans(mem, src, size, False)]) if size else None
-    pos = 0
-    for _, view in _spans(mem, dst, size, True):
-        view[:] = data[pos:pos + view.size]
-        pos += view.size
-
-
-def fill(mem: AddressSpace, dst: int, pattern: bytes, size: int) -> None:
-    """Repeat `pattern` over size bytes at dst (the last repetition truncated)."""
-    pat = np.frombuffer(pattern, np.uint8)
-    pos = 0
-    for _, view in _spans(mem, dst, size, True):
-        view[:] = np.resize(np.roll(pat, -(pos % pat.size)), view.size)
-        pos += view.size

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from gputwin.abi import amd_sdma as s
 from gputwin.emu.amd.gpu import GpuEvent, Queue
-from gputwin.emu.amd.memops import COMPARE, copy, fill
+from gputwin.emu.amd.memops import COMPARE
+from gputwin.emu.memops import copy, fill
 from gputwin.errors import PacketError
 
 _FILL_BYTES = {0: 1, 1: 2, 2: 4}   # CONSTANT_FILL fillsize -> bytes of the pattern taken from src data

@@ -11,7 +11,7 @@ from __future__ import annotations
 from gputwin.abi import nv_methods as m
 from gputwin.abi.nv_classes import HOPPER_DMA_COPY_A
 from gputwin.emu import watchdog
-from gputwin.emu.amd.memops import copy as mem_copy
+from gputwin.emu.memops import copy as mem_copy
 from gputwin.emu.nv.channel import MethodError
 from gputwin.emu.nv.host import release
 from gputwin.errors import GpuHang
