@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 
 from gputwin.emu import watchdog
+from gputwin.emu.engine import UnitRunner
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import GpuFault, GpuHang, MemoryFault
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,10 @@ class _Stats:
     events: list = field(default_factory=list)
 
 
-class GPU:
+class GPU(UnitRunner):
     """One emulated AMD GPU of a given arch."""
+
+    QUIET_KIND = "interrupt"
 
     def __init__(self, arch: str = "gfx1100", *, name: str | None = None):
         if arch not in PROFILES:
@@ -205,29 +207,8 @@ class GPU:
             finally:
                 self._running = False
 
-    def _step(self, q: Queue) -> bool:
-        try:
-            return q.step()
-        except MemoryFault as e:
-            self._stop(q, GpuEvent("memory_fault", q, error=e))
-        except GpuHang as e:
-            self._stop(q, GpuEvent("hang", q, error=e))
-        except Exception as e:  # noqa: BLE001 - any emulator failure stops the queue, never the host
-            self._stop(q, GpuEvent("error", q, error=e))
-        return False
-
-    def _stop(self, q: Queue, event: GpuEvent) -> None:
-        q.stopped, q.error = True, event.error
-        if isinstance(event.error, GpuFault) and event.error.queue is None:
-            event.error.queue = q.name
-        self.report(event)
-
-    def report(self, event: GpuEvent) -> None:
-        self.stats.events.append(event.kind)
-        if self.listener is not None:
-            self.listener(event)
-        elif event.kind != "interrupt":
-            raise event.error
+    def _event(self, kind: str, q: Queue, error: BaseException | None) -> GpuEvent:
+        return GpuEvent(kind, q, error=error)
 
     # --- clocks ------------------------------------------------------------------------------------
     GPU_CLOCK_HZ = 100_000_000

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from gputwin.abi.nv_classes import CBANK0_PARAM_OFFSET
 from gputwin.emu import watchdog
+from gputwin.emu.engine import UnitRunner
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import GpuFault, GpuHang, MemoryFault
+from gputwin.errors import GpuHang
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,10 @@ class _Stats:
     events: list = field(default_factory=list)
 
 
-class NVGPU:
+class NVGPU(UnitRunner):
     """One emulated NVIDIA GPU."""
+
+    QUIET_KIND = "nonstall"
 
     NS_PER_METHOD = 32      # the deterministic clock: every executed method advances it by this many ns
 
@@ -140,29 +143,8 @@ class NVGPU:
             finally:
                 self._running = False
 
-    def _step(self, ch) -> bool:
-        try:
-            return ch.step()
-        except MemoryFault as e:
-            self._stop(ch, GpuEvent("memory_fault", ch, e))
-        except GpuHang as e:
-            self._stop(ch, GpuEvent("hang", ch, e))
-        except Exception as e:  # noqa: BLE001 - any emulator failure stops the channel, never the host
-            self._stop(ch, GpuEvent("error", ch, e))
-        return False
-
-    def _stop(self, ch, event: GpuEvent) -> None:
-        ch.stopped, ch.error = True, event.error
-        if isinstance(event.error, GpuFault) and event.error.queue is None:
-            event.error.queue = ch.name
-        self.report(event)
-
-    def report(self, event: GpuEvent) -> None:
-        self.stats.events.append(event.kind)
-        if self.listener is not None:
-            self.listener(event)
-        elif event.kind != "nonstall":
-            raise event.error
+    def _event(self, kind: str, ch, error: BaseException | None) -> GpuEvent:
+        return GpuEvent(kind, ch, error)
 
     # --- the clock ---------------------------------------------------------------------------------------
     def tick(self) -> None:
