@@ -88,7 +88,7 @@ def parse_spec(spec: str | None = None) -> list[Target]:
 
 
 # --- opening ---------------------------------------------------------------------------------------
-def _mock_amd_layout(targets: list[Target], default: str = DEFAULT_AMD_ARCH) -> tuple[list[str], list[int]]:
+def _mock_layout(targets: list[Target], default: str = DEFAULT_AMD_ARCH) -> tuple[list[str], list[int]]:
     """The GPU archs of one mock machine and, per MOCK target of one kind, the index it opens."""
     archs: list[str] = []
     picks: list[int] = []
@@ -109,7 +109,7 @@ def _open_mock_amd(targets: list[Target]) -> list:
     from gputwin.drivers.amd.device import AMDDevice
     from gputwin.mock.kernel import MockKernel
     from gputwin.mock.kfd import install
-    archs, picks = _mock_amd_layout(targets)
+    archs, picks = _mock_layout(targets)
     kernel = MockKernel()
     kfd = install(kernel, archs)
     devices = [AMDDevice(kernel, index) for index in picks]
@@ -119,16 +119,14 @@ def _open_mock_amd(targets: list[Target]) -> list:
 
 
 def _open_mock_nv(targets: list[Target]) -> list:
-    try:
-        from gputwin.drivers.nv.device import NVDevice
-        from gputwin.mock.kernel import MockKernel
-        from gputwin.mock.nvidia import install
-    except ImportError as e:
-        raise TargetNotAvailable(f"MOCKNV is not available in this build: {e}") from e
+    # never caught, as for MOCKAMD: a broken import of gputwin's own mock is a bug, not "not available"
+    from gputwin.drivers.nv.device import NVDevice
+    from gputwin.mock.kernel import MockKernel
+    from gputwin.mock.nvidia import install
     for t in targets:
         if t.arch is not None and t.arch not in NV_MOCK_ARCHS:
             raise TargetNotAvailable(f"{t.spec}: the mock NVIDIA GPU models {', '.join(NV_MOCK_ARCHS)}, not {t.arch}")
-    archs, picks = _mock_amd_layout(targets, DEFAULT_NV_ARCH)     # the same layout rules as MOCKAMD
+    archs, picks = _mock_layout(targets, DEFAULT_NV_ARCH)
     kernel = MockKernel()
     rm = install(kernel, archs)
     devices = [NVDevice(kernel, index, ptx_native=True) for index in picks]   # the emulated SM runs PTX

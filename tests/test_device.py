@@ -58,11 +58,11 @@ def test_dev_environment_is_read(monkeypatch):
     assert parse_spec("MOCKAMD") == [Target("AMD", True)]  # an explicit spec beats $DEV
 
 
-def test_mock_amd_layout_builds_one_machine():
+def test_mock_layout_builds_one_machine():
     t = parse_spec("MOCKAMD:gfx1100,MOCKAMD:gfx942")
-    assert devmod._mock_amd_layout(t) == (["gfx1100", "gfx942"], [0, 1])
-    assert devmod._mock_amd_layout(parse_spec("MOCKAMD:1")) == (["gfx1100", "gfx1100"], [1])
-    assert devmod._mock_amd_layout(parse_spec("MOCKAMD,MOCKAMD")) == (["gfx1100", "gfx1100"], [0, 1])
+    assert devmod._mock_layout(t) == (["gfx1100", "gfx942"], [0, 1])
+    assert devmod._mock_layout(parse_spec("MOCKAMD:1")) == (["gfx1100", "gfx1100"], [1])
+    assert devmod._mock_layout(parse_spec("MOCKAMD,MOCKAMD")) == (["gfx1100", "gfx1100"], [0, 1])
 
 
 @pytest.mark.parametrize("spec", ["USBAMD", "MOCKUSBAMD"])
@@ -92,7 +92,8 @@ def test_missing_real_amd_gpu_says_what_was_looked_for(monkeypatch):
         devmod.open_device("AMD")
 
 
-@pytest.mark.parametrize("spec, module", [("MOCKAMD", "gputwin.mock.kfd"), ("CPU", "gputwin.drivers.cpu")])
+@pytest.mark.parametrize("spec, module", [("MOCKAMD", "gputwin.mock.kfd"), ("MOCKNV", "gputwin.mock.nvidia"),
+                                          ("CPU", "gputwin.drivers.cpu")])
 def test_a_broken_import_of_gputwins_own_target_is_an_error_not_unavailable(monkeypatch, spec, module):
     """A mock target (and the CPU) are part of gputwin: a module that fails to import is a bug to report,
     never TargetNotAvailable, which the device-agnostic suites would turn into skips."""

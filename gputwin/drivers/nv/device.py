@@ -324,9 +324,8 @@ class NVDevice(HCQDevice):
         view[slot + 0x100 + off:slot + 0x100 + off + len(params)] = memoryview(params)
         qmd = self._qmd(program, grid, block, lds, cb_va, cb_size)
         view[slot:slot + q.QMD_SIZE] = memoryview(qmd.to_bytes())
-        wait, sig = self._next_value()
-        self._submit(self._compute_queue().wait(self.timeline_signal, wait).launch(qmd_va)
-                     .signal(self.timeline_signal, sig))
+        self._enqueue(lambda wait, sig: self._compute_queue().wait(self.timeline_signal, wait).launch(qmd_va)
+                      .signal(self.timeline_signal, sig))
 
     def _qmd(self, program: NVProgram, grid, block, lds: int, cb_va: int, cb_size: int) -> q.QMD:
         ck = program.cubin
