@@ -19,6 +19,10 @@ import numpy as np
 from gputwin.errors import DeviceLost, GpuHang  # noqa: F401 (DeviceLost: drivers' and users' import)
 
 
+def round_up(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
 def watchdog_s() -> float:
     """How long a wait may last before the GPU is declared hung (GPUTWIN_WATCHDOG_S, default 300 s: the
     emulators' default too, generous so that a slow shared machine never turns correct work into a hang)."""

@@ -225,7 +225,7 @@ def release(rm, obj: RmObject) -> None:
                 ch_obj.gpu.emu.destroy_channel(state.emu)
             if state.error_notifier is obj:
                 state.error_notifier = None
-        for group in (o for cl in rm.clients.values() for o in cl.objects.values()
+        for group in (o for o in _all(rm)
                       if o.class_id == c.KEPLER_CHANNEL_GROUP_A and o.data and o.data.get("error") is obj):
             group.data["error"] = None
         obj.data.release()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import os
 
 from gputwin.abi import nv_classes as c
 from gputwin.abi import nv_rm as r
@@ -22,14 +21,11 @@ from gputwin.drivers.kernel import MAP_SHARED, Mapping
 from gputwin.emu.nv.gpu import NVGPU, GpuEvent
 from gputwin.mock import nv_alloc, nv_control
 from gputwin.mock.kernel import MockDevice, MockKernel
+from gputwin.mock.kfd_state import fail
 from gputwin.mock.nv_objects import CLIENT_HANDLE_BASE, Client, MockGpu, RmObject, RmStatus
 
 RM_VERSION = "580.105.08"
 CTL_MINOR = 255
-
-
-def fail(code: int, message: str) -> OSError:
-    return OSError(code, f"{message}: {os.strerror(code)}")
 
 
 def install(kernel: MockKernel, archs: list[str], version: str = RM_VERSION) -> "MockRM":
@@ -152,7 +148,7 @@ class NvidiaFile(MockDevice):
         obj, mem_offset, length = ctx
         if size > length or not flags & MAP_SHARED:
             raise fail(errno.EINVAL, f"mmap of {size:#x} bytes of a {length:#x}-byte RM mapping (MAP_SHARED only)")
-        if obj.class_id in (c.HOPPER_USERMODE_A, c.AMPERE_USERMODE_A, c.TURING_USERMODE_A):
+        if obj.class_id in nv_alloc.USERMODE:
             return UsermodeMapping(obj.data.map_at(addr, size, prot, flags), size, obj.gpu, obj.data)
         mem = obj.data
         if mem.shared is None:
@@ -252,7 +248,7 @@ def _rm_map_memory(rm: MockRM, f, w: r.nv_ioctl_nvos33_parameters_with_fd, arg) 
         if dev.class_id not in (c.NV01_DEVICE_0, c.NV20_SUBDEVICE_0):
             raise RmStatus(r.NV_ERR_INVALID_OBJECT_HANDLE, f"{what}: hDevice {p.hDevice:#x} is {dev.name}")
         obj = cl.get(p.hMemory, what)
-        if obj.class_id in (c.HOPPER_USERMODE_A, c.AMPERE_USERMODE_A, c.TURING_USERMODE_A):
+        if obj.class_id in nv_alloc.USERMODE:
             size = c.USERMODE_SIZE
         elif obj.class_id == c.NV01_MEMORY_LOCAL_USER:
             size = obj.data.size

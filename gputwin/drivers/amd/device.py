@@ -15,12 +15,12 @@ from gputwin.abi.code_object import CodeObject, CodeObjectError
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout, unsupported_kinds
 from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
                                           gputwin_fault_record)
-from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu, round_up
+from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu
 from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
 from gputwin.drivers.amd.pm4 import AMDComputeQueue
 from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
-from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
+from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
 from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError
 

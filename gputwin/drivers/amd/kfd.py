@@ -20,6 +20,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from gputwin.abi import kfd_ioctl as kfd
+from gputwin.drivers.hcq import round_up
 from gputwin.drivers.kernel import (MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE,
                                     PROT_READ, PROT_WRITE, File, HostKernel, Kernel, Mapping)
 from gputwin.errors import OutOfMemory
@@ -27,10 +28,6 @@ from gputwin.errors import OutOfMemory
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology/nodes"
 KFD_MIN_VERSION = (1, 6)   # ACQUIRE_VM + ALLOC_MEMORY_OF_GPU (the "new" memory API) appeared in 1.6
 PAGE = 0x1000
-
-
-def round_up(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 @dataclass

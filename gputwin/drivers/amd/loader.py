@@ -9,7 +9,7 @@ from __future__ import annotations
 from gputwin.abi import amdhsa
 from gputwin.abi import amd_regs as regs
 from gputwin.abi.code_object import CodeObjectError, KernelInfo
-from gputwin.drivers.amd.kfd import round_up
+from gputwin.drivers.hcq import round_up
 
 LDS_GRANULE = 512          # COMPUTE_PGM_RSRC2.LDS_SIZE counts 128-dword blocks on gfx10+ (and gfx9's 64-dword x2)
 DYNAMIC_STACK_BYTES = 1024   # per-lane stack the ROCm runtime gives a kernel with a dynamic stack (HIP default)

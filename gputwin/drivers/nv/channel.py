@@ -32,9 +32,11 @@ class Channel:
         if self.pb_pos + n > PUSHBUF_BYTES // 4:        # wrap: everything queued before must be done
             self._wait_idle()
             self.pb_pos = 0
-        deadline = time.monotonic() + self._watchdog_s()
+        deadline = None                                 # set only when the ring is full (rare)
         while (self.put + 1) % GPFIFO_ENTRIES == int(self.userd[m.USERD_GP_GET // 4]):   # ring full
-            if time.monotonic() > deadline:
+            if deadline is None:
+                deadline = time.monotonic() + self._watchdog_s()
+            elif time.monotonic() > deadline:
                 raise GpuHang(f"{self.name}: GPFIFO full and GP_GET not moving")
             self._wait_idle()
         self.pb[self.pb_pos:self.pb_pos + n] = dwords

@@ -18,7 +18,7 @@ from gputwin.abi import nv_ctrl as k
 from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.abi import nv_rm as r
-from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, watchdog_s
+from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
 from gputwin.abi.cubin import CubinKernel, read_cubin
 from gputwin.drivers.nv import ptx_params, sass
@@ -33,10 +33,6 @@ LAUNCH_POOL = 1 << 20
 LAUNCH_SLOT = 0x1000          # QMD (256 B) then constant buffer 0, per launch
 VA_BASE, VA_LIMIT = 0x10_0000_0000, 1 << 40
 SM_ARCH = {0x900: "sm_90", 0x800: "sm_80", 0x809: "sm_89"}
-
-
-def round_up(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 class NVProgram(Program):
