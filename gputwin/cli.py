@@ -52,22 +52,22 @@ def cmd_info(args) -> int:
     rows.append(("CPU", "host", "llvmlite JIT on this CPU"))
     rows += [(f"AMD:{i}", arch, how) for i, (arch, how) in enumerate(_real_amd_gpus())]
     if os.path.exists("/dev/nvidiactl"):
-        rows.append(("NV", "?", "/dev/nvidiactl (RM 580.105.08 driver; PTX loading needs ptxas, not built yet)"))
+        rows.append(("NV", "?", "/dev/nvidiactl (RM 580.105.08 driver; PTX compiled to cubins by gputwin[nv])"))
     rows += [("USBAMD", "?", f"ASM2464 bridge at {where} (driver not built yet)") for where in _real_usb_bridges()]
     width = max(len(r[0]) for r in rows)
     for name, arch, how in rows:
         print(f"  {name:<{width}}  {arch:<8}  {how}")
-    return _check_selected(spec)
+    return _check_selected(spec, targets)
 
 
-def _check_selected(spec: str) -> int:
+def _check_selected(spec: str, targets: list) -> int:
     """Open what the spec selects (then close it): 0 and the opened devices, or 1 saying why not."""
     try:
-        devices = devmod.open_device(spec)
+        devices = devmod.open_targets(targets)
     except devmod.TargetNotAvailable as e:
         print(f"gputwin: the selected target {spec} cannot be opened: {e}", file=sys.stderr)
         return 1
-    for d in devices if isinstance(devices, tuple) else (devices,):
+    for d in devices:
         print(f"opened {d.name}")
         d.close()
     return 0

@@ -161,10 +161,4 @@ def run_campaign(surface: str, *, seed: int = 0, cases: int | None = None, secon
 def replay(path: str | os.PathLike) -> Recorder:
     """Run a reproducer's case in this process (a crash reproduces as a crash) and return its outcomes."""
     rep = json.loads(Path(path).read_text())
-    s = surfaces()[rep["surface"]]
-    rec = Recorder(s.validation)
-    try:
-        s.execute(rep["case"], rec)
-    except Exception as e:   # noqa: BLE001 - as in the worker
-        rec.error("case", e)
-    return rec
+    return surfaces()[rep["surface"]].run_case(rep["case"])

@@ -65,6 +65,16 @@ class Surface:
     def execute(self, case: dict, rec: Recorder) -> None:
         raise NotImplementedError
 
+    def run_case(self, case: dict) -> Recorder:
+        """Execute one case and record its outcomes; an exception the surface's own step handling let
+        through is still an outcome, never the end of the worker."""
+        rec = Recorder(self.validation)
+        try:
+            self.execute(case, rec)
+        except Exception as e:   # noqa: BLE001 - see above
+            rec.error("case", e)
+        return rec
+
 
 SURFACES: dict[str, Surface] = {}
 

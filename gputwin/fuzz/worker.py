@@ -28,19 +28,14 @@ def main() -> int:
     faulthandler.enable()
     logging.disable(logging.CRITICAL)      # the mock's dmesg lines would flood the crash log
     _limit_memory()
-    from gputwin.fuzz.surface import Recorder, surfaces
+    from gputwin.fuzz.surface import surfaces
     known = surfaces()
     proto.write(json.dumps({"ready": sorted(known)}) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         req = json.loads(line)
-        surface = known[req["surface"]]
-        rec = Recorder(surface.validation)
-        try:
-            surface.execute(req["case"], rec)
-        except Exception as e:   # noqa: BLE001 - escaped the surface's own step handling: still an outcome
-            rec.error("case", e)
+        rec = known[req["surface"]].run_case(req["case"])
         proto.write(json.dumps({"counts": rec.counts, "findings": rec.findings}) + "\n")
     return 0
 

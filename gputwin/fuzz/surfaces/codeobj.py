@@ -16,12 +16,11 @@ import struct
 
 import msgpack
 
+from gputwin.abi.code_object import NT_AMDGPU_METADATA, PT_NOTE, SHT_NOTE
 from gputwin.fuzz.surface import Recorder, Surface, register
 from gputwin.fuzz.surfaces.isa import CODE_OBJECTS, fixture
 from gputwin.fuzz.surfaces.kfd import record_gpu_events
 
-NT_AMDGPU_METADATA = 32
-PT_NOTE, SHT_NOTE = 4, 7
 HOSTILE = [0, 1, -1, -4, 3, 2 ** 31, 2 ** 32, 2 ** 40, 2 ** 63, -(2 ** 63), "x", None, [], {}, 1.5, True]
 KERNEL_KEYS = [".kernarg_segment_size", ".kernarg_segment_align", ".group_segment_fixed_size",
                ".private_segment_fixed_size", ".wavefront_size", ".sgpr_count", ".vgpr_count",

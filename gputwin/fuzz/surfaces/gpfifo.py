@@ -17,6 +17,7 @@ import numpy as np
 from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.drivers.nv.qmd import launch_qmd
+from gputwin.drivers.nv.queues import inc
 from gputwin.emu.nv.compute import ComputeEngine
 from gputwin.emu.nv.copy import CopyEngine
 from gputwin.emu.nv.gpu import NVGPU
@@ -48,10 +49,6 @@ QMD_FIELDS = ("CTA_RASTER_WIDTH", "CTA_RASTER_HEIGHT", "CTA_RASTER_DEPTH", "CTA_
               "CONSTANT_BUFFER_SIZE_SHIFTED40", "PROGRAM_ADDRESS_LOWER", "PROGRAM_ADDRESS_UPPER",
               "RELEASE0_ENABLE", "RELEASE0_ADDRESS_LOWER", "RELEASE0_STRUCTURE_SIZE", "RELEASE0_PAYLOAD64B",
               "DEPENDENT_QMD0_ENABLE", "DEPENDENT_QMD0_POINTER", "DEPENDENT_QMD0_ACTION")
-
-
-def inc(subc: int, method: int, *data: int) -> list[int]:
-    return [m.method_header(m.SEC_OP_INC_METHOD, subc, method, len(data)), *data]
 
 
 def _qmd(rnd: random.Random, arch: str) -> bytes:

@@ -1,9 +1,7 @@
 """`gputwin run` with a PTX module: one entry through the NV driver on MOCKNV, from the command line."""
-import pathlib
-
 from gputwin.cli import main
+from tests.drivers.nv.conftest import FIXTURES as FIX
 
-FIX = pathlib.Path(__file__).parents[3] / "fixtures" / "drivers" / "nv"
 PTX90, PTX80 = str(FIX / "kernels_sm90.ptx"), str(FIX / "kernels_sm80.ptx")
 
 
