@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gputwin.abi import amd_regs as r
+from gputwin.abi.code_object import MAX_WORKGROUP_SIZE
 
 if TYPE_CHECKING:
     from gputwin.emu.amd.cp import ComputeQueue
     from gputwin.emu.amd.dispatch import Dispatch
 
-MAX_WORKGROUP_THREADS = 1024   # work-items per workgroup, every modelled arch
 GFX12_MAX_GRID_YZ = 1 << 16    # gfx12 passes workgroup ids Y and Z in TTMP7[15:0] / [31:16] (LLVM AMDGPUUsage)
-LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit, as dispatch.py counts it
 
 # initiator bits with no effect on a synchronous, in-order emulator
 _HARMLESS = 0
@@ -23,7 +22,7 @@ for _field in ("COMPUTE_SHADER_EN", "PARTIAL_TG_EN", "FORCE_START_AT_000", "USE_
 
 def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initiator: int) -> "Dispatch | None":
     """The Dispatch for DISPATCH_DIRECT(dim, initiator) on queue q, or None for an empty grid."""
-    from gputwin.emu.amd.dispatch import Dispatch
+    from gputwin.emu.amd.dispatch import LDS_GRANULE, Dispatch
     if not r.COMPUTE_DISPATCH_INITIATOR__COMPUTE_SHADER_EN.get(initiator):
         raise q._bad("DISPATCH_DIRECT without COMPUTE_SHADER_EN is not modelled")
     if initiator & ~_HARMLESS:
@@ -32,8 +31,8 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
                   for reg in (r.regCOMPUTE_NUM_THREAD_X, r.regCOMPUTE_NUM_THREAD_Y, r.regCOMPUTE_NUM_THREAD_Z))
     if min(block) == 0:
         raise q._bad(f"DISPATCH_DIRECT with a workgroup of {block} threads (COMPUTE_NUM_THREAD_* unset)")
-    if block[0] * block[1] * block[2] > MAX_WORKGROUP_THREADS:
-        raise q._bad(f"DISPATCH_DIRECT with a workgroup of {block} threads, more than {MAX_WORKGROUP_THREADS}")
+    if block[0] * block[1] * block[2] > MAX_WORKGROUP_SIZE:
+        raise q._bad(f"DISPATCH_DIRECT with a workgroup of {block} threads, more than {MAX_WORKGROUP_SIZE}")
     dims = (dim_x, dim_y, dim_z)
     if r.COMPUTE_DISPATCH_INITIATOR__USE_THREAD_DIMENSIONS.get(initiator):
         if any(d % b for d, b in zip(dims, block)):

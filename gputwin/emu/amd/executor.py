@@ -45,10 +45,9 @@ class _Stop(Exception):
 
 
 class Executor:
-    def __init__(self, ctx, program, watchdog: Watchdog | None = None, on_end=None,
-                 progress: Progress | None = None):
+    def __init__(self, ctx, program, watchdog: Watchdog, on_end=None, progress: Progress | None = None):
         self.ctx, self.program = ctx, program
-        self.watchdog = watchdog if watchdog is not None else Watchdog()
+        self.watchdog = watchdog
         self.progress = progress
         self.on_end = on_end            # called with each group that reaches s_endpgm (tests, tracing)
         self.wave_insts = 0

@@ -20,6 +20,7 @@ import numpy as np
 
 from gputwin.emu.amd import access
 from gputwin.emu.amd.mubuf import _access, _Addr
+from gputwin.emu.amd.valu.fp import F32, quiet
 from gputwin.errors import IllegalInstruction
 
 U32, U64 = np.uint32, np.uint64
@@ -67,8 +68,7 @@ def _convert(raw, size: int, kind: str):
     if kind == "FLOAT":                                           # 16-bit float -> f32, exact
         with np.errstate(invalid="ignore"):
             f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
-        nan = ((f & U32(0x7F800000)) == U32(0x7F800000)) & ((f & U32(0x7FFFFF)) != 0)
-        return np.where(nan, f | U32(0x400000), f)
+        return quiet(f, F32)
     return raw
 
 
