@@ -254,6 +254,7 @@ class MockKernel(Kernel):
         """Store bytes at a user address; OSError(EFAULT) if any of them is not mapped writable."""
         usermem.copy_to_user(addr, data)
 
-    def user_mapped(self, addr: int, size: int, prot: int) -> bool:
-        """Whether the user has [addr, addr+size) mapped with every access in prot (get_user_pages' test)."""
-        return usermem.mapped_with(addr, size, prot)
+    def user_mapped(self, addr: int, size: int, prot: int, maps: list | None = None) -> bool:
+        """Whether the user has [addr, addr+size) mapped with every access in prot (get_user_pages' test);
+        `maps` is a usermem.read_maps() snapshot when several ranges are checked at once."""
+        return usermem.mapped_with(addr, size, prot, maps)

@@ -13,6 +13,7 @@ import struct
 
 from gputwin.abi import kfd_ioctl as k
 from gputwin.drivers.kernel import MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
+from gputwin.mock import usermem
 from gputwin.mock.kernel import MockDevice
 from gputwin.mock.kfd_state import (KFD_DOORBELL_PROCESS_SLICE, KFD_MMAP_GPU_ID_SHIFT, KFD_MMAP_TYPE_MMIO,
                                     PAGE, Allocation, KfdProcess, SharedMemory, fail, make_handle)
@@ -151,10 +152,13 @@ def revalidate_userptrs(kfd, p: KfdProcess) -> None:
     buffer whose pages the user unmapped or protected is evicted from every GPU page table, so a GPU access
     faults (KFD too leaves such a buffer invalid: "it will fail later with a VM fault"); it is mapped again
     once its pages are back. The emulated GPU thus never reaches host pages it may not touch."""
+    maps = None                          # /proc/self/maps, read once for every buffer checked
     for alloc in p.allocations.values():
         if not (alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR and alloc.mapped_on):
             continue
-        ok = kfd.kernel.user_mapped(alloc.host_addr, alloc.size, PROT_READ | PROT_WRITE)
+        if maps is None:
+            maps = usermem.read_maps()
+        ok = kfd.kernel.user_mapped(alloc.host_addr, alloc.size, PROT_READ | PROT_WRITE, maps)
         if ok == alloc.evicted:
             for gpu_id in alloc.mapped_on:
                 if ok:

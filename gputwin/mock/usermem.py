@@ -62,21 +62,30 @@ def copy_to_user(addr: int, data: bytes) -> None:
         raise _efault(f"copy_to_user({addr:#x}, {len(data)})")
 
 
-def mapped_with(addr: int, size: int, prot: int) -> bool:
-    """Whether [addr, addr+size) is covered, without holes, by mappings that allow every bit of prot."""
-    if size <= 0 or not _in_user_range(addr, size):
-        return False
-    need = ("r" if prot & PROT_READ else "") + ("w" if prot & PROT_WRITE else "")
-    pos, end = addr, addr + size
+def read_maps() -> list[tuple[int, int, bytes]]:
+    """This process's mappings as (start, end, "rw" permission bytes), in address order."""
+    maps = []
     with open("/proc/self/maps", "rb") as f:
         for line in f:
             span, perms = line.split(b" ", 2)[:2]
             lo, hi = (int(x, 16) for x in span.split(b"-"))
-            if hi <= pos:
-                continue
-            if lo > pos or not all(c.encode() in perms[:2] for c in need):
-                return False
-            pos = hi
-            if pos >= end:
-                return True
+            maps.append((lo, hi, perms[:2]))
+    return maps
+
+
+def mapped_with(addr: int, size: int, prot: int, maps: list | None = None) -> bool:
+    """Whether [addr, addr+size) is covered, without holes, by mappings that allow every bit of prot.
+    `maps` (read_maps()) lets a caller checking several ranges read /proc/self/maps once."""
+    if size <= 0 or not _in_user_range(addr, size):
+        return False
+    need = ("r" if prot & PROT_READ else "") + ("w" if prot & PROT_WRITE else "")
+    pos, end = addr, addr + size
+    for lo, hi, perms in read_maps() if maps is None else maps:
+        if hi <= pos:
+            continue
+        if lo > pos or not all(c.encode() in perms for c in need):
+            return False
+        pos = hi
+        if pos >= end:
+            return True
     return False
