@@ -60,7 +60,6 @@ def sub_int(ins, b):
 
 def _add_cc(ins, b, t, carry_in, sub, write_cc=True):
     """add.cc / addc / sub.cc / subc on 32/64-bit values; the carry (borrow for sub) lives in b.cc."""
-    n = _bits(t)
     U = _u(t)
     d = b.dst(ins, ins.args[0], t)
     x, y = b.src(ins, ins.args[1], t), b.src(ins, ins.args[2], t)
@@ -78,13 +77,18 @@ def _add_cc(ins, b, t, carry_in, sub, write_cc=True):
             co = (s1 < a) | (r < s1)
         d(np.asarray(r).view(T.dtype(t)), m)
         if write_cc:
-            co = np.broadcast_to(co, (b.T,))
-            if m is None:
-                b.cc[...] = co
-            else:
-                np.copyto(b.cc, co, where=m, casting="unsafe")
+            _write_cc(b, co, m)
     return run
 
+
+
+def _write_cc(b, carry, m) -> None:
+    """The carry flag (.cc) of every thread where mask m (None: all) from a per-thread or uniform carry."""
+    carry = np.broadcast_to(carry, (b.T,))
+    if m is None:
+        b.cc[...] = carry
+    else:
+        np.copyto(b.cc, carry, where=m, casting="unsafe")
 
 @op("addc")
 def addc(ins, b):
@@ -163,11 +167,7 @@ def _mad_cc(ins, b, carry_in):
         r = s1 + ci
         d(np.asarray(r).view(T.dtype(t)), m)
         if write_cc:
-            co = np.broadcast_to((s1 < p) | (r < s1), (b.T,))
-            if m is None:
-                b.cc[...] = co
-            else:
-                np.copyto(b.cc, co, where=m, casting="unsafe")
+            _write_cc(b, (s1 < p) | (r < s1), m)
     return run
 
 
