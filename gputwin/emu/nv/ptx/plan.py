@@ -87,16 +87,22 @@ def build_plan(mod, k, check: bool = True) -> Plan:
         off = align_up(off, decl_align(p))
         plan.kernel_params[p.name] = off
         off += decl_size(p)
-    shared_off, local_off = 0, 0
-    dyn = []
+    local_off = 0
+    shared_off, dyn = 0, []
+
+    def place_shared(d) -> None:
+        """Static .shared declarations get the next aligned offset; extern / unsized ones are dynamic."""
+        nonlocal shared_off
+        if d.extern or d.count == 0:
+            dyn.append(d.name)
+        else:
+            shared_off = align_up(shared_off, decl_align(d))
+            plan.shared[d.name] = shared_off
+            shared_off += decl_size(d)
+
     for d in mod.parsed.globals:
         if d.space == "shared":
-            if d.extern or d.count == 0:
-                dyn.append(d.name)
-            else:
-                shared_off = align_up(shared_off, decl_align(d))
-                plan.shared[d.name] = shared_off
-                shared_off += decl_size(d)
+            place_shared(d)
     for fname in names:
         fn = mod.functions[fname]
         plan.func_base[fname] = len(plan.code)
@@ -121,12 +127,7 @@ def build_plan(mod, k, check: bool = True) -> Plan:
                         plan.regs[(fname, rn)] = len(plan.reg_types)
                         plan.reg_types.append(it.type)
                 elif it.space == "shared":
-                    if it.extern or it.count == 0:
-                        dyn.append(it.name)
-                    else:
-                        shared_off = align_up(shared_off, decl_align(it))
-                        plan.shared[it.name] = shared_off
-                        shared_off += decl_size(it)
+                    place_shared(it)
                 elif it.space == "local":
                     local_off = align_up(local_off, decl_align(it))
                     plan.local[(fname, it.name)] = local_off
