@@ -25,7 +25,6 @@ MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many 
 MAX_BATCH_STATE_BYTES = 1 << 29  # ... and of at most this much VGPR (RSRC1 count) or scratch state
 LDS_GRANULE = 512              # COMPUTE_PGM_RSRC2.LDS_SIZE unit on gfx11 (bytes)
 MAX_LDS = 64 * 1024
-LDS_SLACK = 16                 # bytes past the last workgroup's LDS: lanes outside their allocation read index 0
                                # (then discard it), which must exist even with no LDS (widest DS access: 16 B)
 
 
@@ -189,7 +188,7 @@ def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, w
     nwaves = nb * wpg
     sbytes = int(d.scratch_bytes_per_lane)
     ctx = Context(mem=mem, code_address=base, waves_per_group=wpg, lanes=lanes,
-                  lds=np.zeros(nb * lds_bytes + LDS_SLACK, np.uint8), lds_bytes=lds_bytes,
+                  lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
                   scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
                   scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
                   ended=np.zeros(nb, np.int64))
