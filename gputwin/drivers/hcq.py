@@ -48,6 +48,22 @@ class Buffer:
         return f"Buffer(va={self.va:#x}, size={self.size:#x}, device={self.device.name})"
 
 
+class SlotRing:
+    """Per-launch data (kernargs, QMDs) handed out front to back from one host-visible buffer; a piece that
+    does not fit first lets the device drain (everything before it is done) and starts again at 0."""
+
+    def __init__(self, buf: Buffer, drain):
+        self.buf, self.drain, self.used = buf, drain, 0
+
+    def take(self, size: int) -> int:
+        if self.used + size > self.buf.size:
+            self.drain()
+            self.used = 0
+        off = self.used
+        self.used += size
+        return off
+
+
 class TimelineSignal:
     """A monotonically increasing 64-bit value in host-visible GPU memory, written by the GPU's queues."""
 

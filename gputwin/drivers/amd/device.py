@@ -20,7 +20,7 @@ from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
 from gputwin.drivers.amd.pm4 import AMDComputeQueue
 from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
-from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, round_up, watchdog_s
+from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
 from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError
 
@@ -77,7 +77,7 @@ class AMDDevice(HCQDevice):
             self.compute_ring = self._create_ring(kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, "compute", unit=4, contiguous=False)
             self.copy_ring = self._create_ring(kfd.KFD_IOC_QUEUE_TYPE_SDMA, "sdma", unit=1, contiguous=True)
             self._kernargs = self._alloc(self.kernarg_pool_size, host=True)
-            self._kernargs_used = 0
+            self._kernarg_ring = SlotRing(self._kernargs, self.synchronize)
         except BaseException:
             self._release()
             raise
@@ -231,14 +231,6 @@ class AMDDevice(HCQDevice):
                                   f"the {self._kernargs.size}-byte kernarg pool")
         return AMDProgram(self, kernel, buf)
 
-    def _kernarg_slot(self, size: int) -> int:
-        if self._kernargs_used + size > self._kernargs.size:   # wrap: everything before has to be done
-            self.synchronize()
-            self._kernargs_used = 0
-        off = self._kernargs_used
-        self._kernargs_used += size
-        return off
-
     def _launch(self, program: AMDProgram, args: tuple, grid, block, dims: int, lds: int = 0) -> None:
         self._check()
         k = program.kernel
@@ -260,7 +252,7 @@ class AMDDevice(HCQDevice):
                              f"the {lds_max} bytes a workgroup can have")
         if k.uses_scratch:     # may grow (and synchronize) now, before this launch takes its timeline value
             self._scratch_for(k)
-        off = self._kernarg_slot(k.segment_size)
+        off = self._kernarg_ring.take(k.segment_size)
         va = self._kernargs.va + off
         view = self._kernargs.host_view()
         view[off:off + len(segment)] = memoryview(segment)

@@ -18,7 +18,7 @@ from gputwin.abi import nv_ctrl as k
 from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.abi import nv_rm as r
-from gputwin.drivers.hcq import Buffer, HCQDevice, Program, TimelineSignal, round_up, watchdog_s
+from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
 from gputwin.abi.cubin import CubinKernel, read_cubin
 from gputwin.drivers.nv import ptx_params, sass
@@ -76,7 +76,7 @@ class NVDevice(HCQDevice):
             super().__init__()
             self._setup_channels()
             self._launch_pool = self._alloc(LAUNCH_POOL, host=True)
-            self._launch_used = 0
+            self._launch_ring = SlotRing(self._launch_pool, self.synchronize)
         except BaseException:
             self._release()
             raise
@@ -308,11 +308,7 @@ class NVDevice(HCQDevice):
         if 0x100 + cb_size > LAUNCH_SLOT:
             raise ValueError(f"{kern.name}: {len(params)} parameter bytes exceed the {LAUNCH_SLOT - 0x100 - off} "
                              f"this driver reserves")
-        if self._launch_used + LAUNCH_SLOT > LAUNCH_POOL:
-            self.synchronize()
-            self._launch_used = 0
-        slot = self._launch_used
-        self._launch_used += LAUNCH_SLOT
+        slot = self._launch_ring.take(LAUNCH_SLOT)
         qmd_va, cb_va = self._launch_pool.va + slot, self._launch_pool.va + slot + 0x100
         view = self._launch_pool.host_view()
         if ck is not None:                      # the compiler's constant-bank-0 image, then the parameters
