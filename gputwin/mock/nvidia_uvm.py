@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import os
 
 from gputwin.abi import nv_classes as c
 from gputwin.abi import nv_rm as r
 from gputwin.abi import nv_uvm as u
 from gputwin.abi.ioctl import IOC_READ, IOC_WRITE
 from gputwin.mock.kernel import MockDevice
-from gputwin.mock.kfd_state import PAGE
+from gputwin.mock.kfd_state import PAGE, fail
 from gputwin.mock.nv_objects import RmStatus
 
 
@@ -48,7 +47,7 @@ class MockUVM(MockDevice):
             return 0
         entry = u.IOCTLS.get(request)
         if entry is None:
-            raise OSError(errno.EINVAL, f"nvidia-uvm: unknown request {request:#x}: {os.strerror(errno.EINVAL)}")
+            raise fail(errno.EINVAL, f"nvidia-uvm: unknown request {request:#x}")
         name, struct = entry
         p = struct.from_buffer_copy(bytes(arg))
         try:
