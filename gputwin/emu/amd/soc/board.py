@@ -4,7 +4,7 @@ each other (NBIO's windows first; discovery writes its table into VRAM). Each bl
 name in `function.blocks`."""
 from __future__ import annotations
 
-from gputwin.emu.amd.soc import nbio
+from gputwin.emu.amd.soc import discovery, mc, nbio
 from gputwin.emu.amd.soc.function import AmdGpuFunction
 
 
@@ -12,4 +12,6 @@ def build(arch: str = "gfx1100", *, vram_size: int | None = None, name: str | No
     function = AmdGpuFunction(arch, vram_size=vram_size, name=name)
     function.blocks = {}
     function.blocks["nbio"] = nbio.attach(function)
+    function.blocks["discovery"] = discovery.attach(function)
+    function.fb = function.blocks["fb"] = mc.attach(function, discovery.IP_VERSIONS[arch]["MMHUB"])
     return function
