@@ -4,7 +4,7 @@ each other (NBIO's windows first; discovery writes its table into VRAM). Each bl
 name in `function.blocks`."""
 from __future__ import annotations
 
-from gputwin.emu.amd.soc import discovery, mc, nbio
+from gputwin.emu.amd.soc import discovery, mc, nbio, psp, smu
 from gputwin.emu.amd.soc.function import AmdGpuFunction
 
 
@@ -14,4 +14,6 @@ def build(arch: str = "gfx1100", *, vram_size: int | None = None, name: str | No
     function.blocks["nbio"] = nbio.attach(function)
     function.blocks["discovery"] = discovery.attach(function)
     function.fb = function.blocks["fb"] = mc.attach(function, discovery.IP_VERSIONS[arch]["MMHUB"])
+    function.blocks["psp"] = psp.attach(function)
+    function.blocks["smu"] = smu.attach(function)
     return function
