@@ -4,7 +4,8 @@
   nbio           doorbell aperture on, HDP flush remapped into the register hole
   psp bootloader sOS components (KDB, SPL, SYS/SOC/INTF/DBG/RAS drivers, SOS) -> sOS running
   psp ring       the KM ring
-  psp firmware   LOAD_TOC -> TMR size; LOAD_IP_FW SMU; SETUP_TMR; LOAD_IP_FW for SDMA, CP, IMU, RLC
+  psp firmware   LOAD_TOC -> TMR size; LOAD_IP_FW SMU; SETUP_TMR (not on MP0 14.x, whose sOS reserves its TMR
+                 at boot); LOAD_IP_FW for SDMA, CP, IMU, RLC
   rlc autoload   AUTOLOAD_RLC: RLC starts the GFX microcode
   smu            GetSmuVersion, driver table address, EnableAllSmuFeatures
 Each step's failure raises BootError naming the step (and the cause from the block). The boot memory (PSP
@@ -30,6 +31,7 @@ from gputwin.drivers.pci import PciDevice
 BAR_VRAM, BAR_MMIO = 0, 5
 BOOT_MEMORY = 32 << 20
 SMU_TABLE_SIZE = 0x4000
+BOOT_TIME_TMR = {(14, 0, 2), (14, 0, 3)}   # MP0 versions whose sOS sets up the TMR itself (psp_v14_0)
 ARCH_OF_GC = {(11, 0, 0): "gfx1100", (12, 0, 1): "gfx1201"}
 
 
@@ -91,7 +93,7 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
         step = "psp ring"
         psp.create_ring()
         step = "psp firmware"
-        _load_ip_firmware(psp, firmware)
+        _load_ip_firmware(psp, firmware, boot_time_tmr=disc.versions["MP0"] in BOOT_TIME_TMR)
         step = "rlc autoload"
         psp.autoload_rlc()
         step = "smu"
@@ -102,12 +104,13 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
                   (arena.start, BOOT_MEMORY))
 
 
-def _load_ip_firmware(psp: Psp, firmware: Firmware) -> None:
+def _load_ip_firmware(psp: Psp, firmware: Firmware, *, boot_time_tmr: bool) -> None:
     tmr_size = psp.load_toc(firmware.sos_components[PSP_FW_TYPE_PSP_TOC])
     pieces = list(firmware.ip_firmware)
     if pieces and pieces[0][0] == "SMU":   # the SMU firmware goes in before the TMR is set up
         psp.load_ip_fw(*pieces.pop(0))
-    psp.setup_tmr(tmr_size)
+    if not boot_time_tmr:
+        psp.setup_tmr(tmr_size)
     for name, data in pieces:
         psp.load_ip_fw(name, data)
 

@@ -9,7 +9,7 @@ State machine:
   ring        C2PMSG_64 = ring type << 16 creates the ring at C2PMSG_69/70 (C2PMSG_71 bytes); the response in
               C2PMSG_64 is READY | 16-bit status. Writes of the write pointer C2PMSG_67 run the frames up to it.
   commands    LOAD_TOC (reports the TMR size), SETUP_TMR (after the TOC), LOAD_IP_FW (SMU may come before the
-              TMR, everything else after it), AUTOLOAD_RLC (needs RLC, IMU and the CP firmware loaded). Each
+              TMR, everything else after it; MP0 14.x sets its TMR up at boot), AUTOLOAD_RLC (needs RLC, IMU and the CP firmware loaded). Each
               command's status goes to the response (offset 864), then the fence value to the fence address.
 Firmware pieces are verified against their signed-image header (the synthetic stand-in, see
 gputwin/abi/amdgpu/firmware.py) and recorded in function.firmware by their GFX_FW_TYPE name."""
@@ -36,6 +36,9 @@ BOOTLOADER_COMPONENTS = {
 }
 TMR_SIZE = 8 << 20             # what the emulated TOC asks the driver to reserve
 SOS_VERSION_FALLBACK = 0x00300000
+# psp_v14_0 parts (MP0 14.0.2/14.0.3) reserve the TMR themselves at boot ("boot-time TMR"): LOAD_TOC still
+# reports its size, and LOAD_IP_FW works without SETUP_TMR
+BOOT_TIME_TMR = {"gfx1100": False, "gfx1201": True}
 AUTOLOAD_NEEDS = {"gfx1100": ("RLC_G", "IMU_I", "IMU_D", "RS64_MEC"),
                   "gfx1201": ("RLC_G", "IMU_I", "IMU_D", "RS64_PFP", "RS64_ME", "RS64_MEC")}
 
@@ -113,6 +116,8 @@ class Psp:
         if cmd == p.PSP_BL__LOAD_SOSDRV:
             self.sos_version = int.from_bytes(payload[:4], "little") or SOS_VERSION_FALLBACK
             self.ring_response = p.READY   # the sOS is ready for a ring command
+            if BOOT_TIME_TMR[self.function.arch]:
+                self.tmr = (0, TMR_SIZE)   # inside the sOS's own reservation, not driver memory
         return 0
 
     def _read_signed(self, mc_address: int, tag: int, what: str) -> bytes:
