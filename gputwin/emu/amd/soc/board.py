@@ -1,7 +1,8 @@
 """The emulated AMD board: the PCIe function with every IP block attached, in the order the blocks depend on
 each other (NBIO's windows first; discovery writes its table into VRAM). Each block module's
 `attach(function)` registers its registers on function.regs and returns the block; the board keeps them by
-name in `function.blocks`."""
+name in `function.blocks`. Also set here: `function.fb` (the frame buffer's MC window, mc.py) and
+`function.firmware` (what the PSP loaded, psp.py). docs/driver-am.md describes the blocks."""
 from __future__ import annotations
 
 from gputwin.emu.amd.soc import discovery, mc, nbio, psp, smu
