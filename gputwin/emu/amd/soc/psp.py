@@ -154,8 +154,11 @@ class Psp:
         if not self.ring_size:
             return   # no ring: the write lands nowhere, no fence ever comes
         ring_dwords = self.ring_size // 4
+        if wptr % p.RB_FRAME_DWORDS or wptr >= ring_dwords:
+            raise RegisterError(f"{self.function.name}: PSP ring write pointer {wptr:#x} is not a frame boundary "
+                                f"inside the {ring_dwords}-dword ring")
         self.ring_wptr = wptr
-        while self.ring_rptr != wptr % ring_dwords:
+        while self.ring_rptr != wptr:
             frame = self.function.fb.vram_view(self.ring_base + 4 * self.ring_rptr, p.RB_FRAME.size, "PSP rb frame")
             self._run_frame(p.RB_FRAME.unpack(frame.tobytes()))
             self.ring_rptr = (self.ring_rptr + p.RB_FRAME_DWORDS) % ring_dwords

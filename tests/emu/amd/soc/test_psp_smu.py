@@ -9,6 +9,7 @@ from gputwin.abi.amdgpu import ip_bases
 from gputwin.abi.amdgpu import psp as p
 from gputwin.abi.amdgpu import smu as s
 from gputwin.emu.amd.soc.board import build
+from gputwin.emu.amd.soc.regfile import RegisterError
 
 GIB, MIB = 1 << 30, 1 << 20
 MSG1, RING, CMD, FENCE, TMR = 0, 1 * MIB, 2 * MIB, 2 * MIB + 0x1000, 4 * MIB
@@ -161,3 +162,19 @@ def test_smu_is_silent_until_its_firmware_is_loaded_then_answers_with_ppsmc_resu
     send(s.PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xF0)
     assert send(s.PPSMC_MSG_EnableAllSmuFeatures)[0] == s.PPSMC_Result_OK
     assert send(s.PPSMC_MSG_GetRunningSmuFeaturesLow) == (s.PPSMC_Result_OK, 0xF0)
+
+
+@pytest.mark.parametrize("wptr", [5, 0x10000 // 4, 0xFFFFFFFF])
+def test_a_write_pointer_off_the_frame_grid_is_refused_not_spun_on(wptr):
+    c = Chip()
+    c.boot_sos()
+    with pytest.raises(RegisterError, match="PSP ring write pointer .* not a frame boundary"):
+        c.wr(p.C2PMSG_67, wptr)
+
+
+def test_a_frame_pointing_outside_the_frame_buffer_is_named():
+    c = Chip()
+    c.boot_sos()
+    c.put(RING, struct.pack("<IIIIII", 0x1000, 0, 1024, *c.lohi(FENCE), 1) + bytes(40))
+    with pytest.raises(RegisterError, match="PSP command buffer at MC address 0x1000"):
+        c.wr(p.C2PMSG_67, 16)
