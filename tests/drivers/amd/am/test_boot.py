@@ -50,9 +50,9 @@ def flip_last_byte(path):
 
 
 def test_tampered_ucode_is_refused_by_the_psp_at_load_ip_fw(firmware_copy):
-    flip_last_byte(firmware_copy / "gc_11_0_0_rlc.bin")   # the header still validates: the PSP must catch it
+    flip_last_byte(firmware_copy / "gc_11_0_0_rlc.bin")   # RLC_V, the last piece; the header still validates
     _f, pci = attach()
-    with pytest.raises(BootError, match=r"step 'psp firmware'.*LOAD_IP_FW RLC_G failed: status 0xffff000f "
+    with pytest.raises(BootError, match=r"step 'psp firmware'.*LOAD_IP_FW RLC_V failed: status 0xffff000f "
                                         r"\(TEE_ERROR_SECURITY\)") as e:
         boot(pci, firmware_dir=firmware_copy)
     assert e.value.step == "psp firmware" and e.value.cause.status == p.TEE_ERROR_SECURITY
