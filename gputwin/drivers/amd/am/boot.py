@@ -1,6 +1,8 @@
 """Booting the GPU with no kernel driver, over its PCI BARs (gputwin/drivers/pci.py PciDevice):
 
   discovery      VRAM size (RCC_CONFIG_MEMSIZE), the IP discovery table at its top -> IP versions and bases
+  mode1 reset    only for a warm chip (sOS alive from an earlier session): SMU debug-mailbox Mode1Reset, then
+                 wait for the sOS to be gone
   nbio           doorbell aperture on, HDP flush remapped into the register hole
   psp bootloader sOS components (KDB, SPL, SYS/SOC/INTF/DBG/RAS drivers, SOS) -> sOS running
   psp ring       the KM ring
@@ -22,7 +24,7 @@ from gputwin.abi.amdgpu.psp import PSP_FW_TYPE_PSP_TOC
 from gputwin.drivers.amd.am import nbio
 from gputwin.drivers.amd.am.discovery import Discovery, read_discovery
 from gputwin.drivers.amd.am.firmware import FIXTURE_DIR, Firmware, load_firmware
-from gputwin.drivers.amd.am.mmio import Mmio
+from gputwin.drivers.amd.am.mmio import Mmio, wait_until
 from gputwin.drivers.amd.am.psp import Psp
 from gputwin.drivers.amd.am.smu import Smu
 from gputwin.drivers.amd.am.vram import Vram
@@ -84,10 +86,14 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
         mc_base = (mmio.read(mmhub_module(disc.versions["MMHUB"]).MMMC_VM_FB_LOCATION_BASE) & 0xFFFFFF) << 24
         step = "firmware files"
         firmware = load_firmware(arch, firmware_dir)
-        step = "nbio"
-        nbio.init(mmio)
         arena = BootArena(0, BOOT_MEMORY)
         psp, smu = Psp(mmio, vram, mc_base, arena, timeout), Smu(mmio, timeout)
+        if psp.sos_alive():
+            step = "mode1 reset"
+            smu.mode1_reset()
+            wait_until(psp.sos_alive, lambda alive: not alive, "sOS to stop after Mode1Reset", timeout)
+        step = "nbio"
+        nbio.init(mmio)
         step = "psp bootloader"
         sos_version = psp.boot_sos(firmware.sos_components)
         step = "psp ring"

@@ -88,6 +88,11 @@ class Psp:
     autoloaded: bool = False
     log: list = field(default_factory=list)   # (command name, status) in order, for tests and debugging
 
+    def reset(self) -> None:
+        """Mode-1 reset: power-on state; the sOS and every loaded firmware are gone (keeps the log)."""
+        self.__dict__.update({k: v for k, v in Psp(self.function).__dict__.items() if k != "log"})
+        self.function.firmware.clear()
+
     def refuse(self, reg, value: int) -> None:
         raise RegisterError(f"{self.function.name}: write of {value:#x} to {reg.name}, which the PSP owns")
 

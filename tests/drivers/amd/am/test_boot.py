@@ -111,3 +111,25 @@ def test_corrupt_discovery_table_fails_the_discovery_step():
     f.vram[f.vram_size - (64 << 10) + 100] ^= 0xFF
     with pytest.raises(BootError, match=r"step 'discovery'.*checksum mismatch"):
         boot(pci)
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_a_warm_chip_is_mode1_reset_and_boots_again(arch):
+    f, pci = attach(arch)
+    boot(pci)
+    first = dict(f.firmware)
+    b = boot(pci)   # a second session on the same, still running chip
+    assert ("Mode1Reset", s.PPSMC_Result_OK) in f.blocks["smu"].log
+    assert set(f.firmware) == set(first) and f.blocks["psp"].autoloaded and f.doorbells.enabled
+    assert f.blocks["smu"].enabled_features != 0 and b.sos_version != 0
+
+
+def test_mode1_reset_forgets_every_firmware_and_closes_the_doorbells():
+    f, pci = attach()
+    b = boot(pci)
+    b.smu.mode1_reset()
+    assert f.firmware == {} and not f.blocks["psp"].sos_version and not f.doorbells.enabled
+    assert not b.psp.sos_alive()
+    with pytest.raises(SmuError, match="SMU did not answer GetSmuVersion"):
+        b.smu.timeout = 0.01
+        b.smu.send(s.PPSMC_MSG_GetSmuVersion)
