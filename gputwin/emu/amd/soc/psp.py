@@ -116,7 +116,7 @@ class Psp:
         address = self._value(p.C2PMSG_36) << 20
         try:
             payload = self._read_signed(address, SYNTHETIC_PSP_TAG | fw_type, f"PSP component {fw_type}")
-        except SignatureError:
+        except (SignatureError, RegisterError):   # bad image, or one not (wholly) in the frame buffer
             return BL_STATUS_SIGNATURE
         self.components.add(fw_type)
         if cmd == p.PSP_BL__LOAD_SOSDRV:
