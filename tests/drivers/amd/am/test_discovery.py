@@ -87,6 +87,15 @@ def test_binary_header_v2_with_its_table_count_reads_the_same():
     assert (after.versions, after.bases, after.gc_info) == (before.versions, before.bases, before.gc_info)
 
 
+def test_v4_table_with_64_bit_bases_reads_the_same():
+    f, pci = attach()
+    before = discover(pci)
+    install(f, build_binary("gfx1100", f.profile, base_bytes=8))
+    at = f.vram_size - (64 << 10) + 60
+    assert struct.unpack_from("<H", f.vram, at + 4)[0] == 4 and f.vram[at + 78] & 1   # version, 64-bit flag
+    assert discover(pci).bases == before.bases
+
+
 def test_harvested_instances_are_left_out_of_the_bases():
     f, pci = attach()
     install(f, build_binary("gfx1100", f.profile, harvested=(("SDMA1", 0),)))
