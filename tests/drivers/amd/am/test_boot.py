@@ -83,6 +83,13 @@ def test_sos_without_its_system_driver_never_starts(monkeypatch):
         boot(pci, timeout=0.02)
 
 
+def test_sos_firmware_without_a_toc_is_named(monkeypatch):
+    monkeypatch.setattr(boot_module, "load_firmware", without("gfx1100", component=p.PSP_FW_TYPE_PSP_TOC))
+    _f, pci = attach()
+    with pytest.raises(BootError, match=r"step 'psp firmware'.*no TOC component"):
+        boot(pci)
+
+
 def test_autoload_without_the_imu_is_refused(monkeypatch):
     monkeypatch.setattr(boot_module, "load_firmware", without("gfx1100", piece="IMU_I"))
     _f, pci = attach()
