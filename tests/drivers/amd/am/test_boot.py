@@ -140,3 +140,15 @@ def test_mode1_reset_forgets_every_firmware_and_closes_the_doorbells():
     with pytest.raises(SmuError, match="SMU did not answer GetSmuVersion"):
         b.smu.timeout = 0.01
         b.smu.send(s.PPSMC_MSG_GetSmuVersion)
+
+
+def test_psp_ring_wraps_around_after_a_ring_full_of_commands():
+    f, pci = attach()
+    b = boot(pci)
+    toc = b.firmware.sos_components[p.PSP_FW_TYPE_PSP_TOC]
+    frames = 0x10000 // 64
+    for _ in range(frames + 5):   # past the end of the 64 KiB ring: the write pointer goes back to 0
+        assert b.psp.load_toc(toc) > 0
+    ring_commands = [c for c, _ in f.blocks["psp"].log if not c.startswith(("BL", "CTRL"))]
+    assert len(ring_commands) > frames
+    assert f.blocks["psp"].ring_rptr == b.mmio.read(p.C2PMSG_67) == (16 * len(ring_commands)) % (16 * frames)
