@@ -7,10 +7,11 @@ The GPU function's `upstream` becomes the bridge SRAM: its bus-master reads and 
 reach the 512 KiB copy buffer at 0x200000 and the page at 0x820000, nothing else."""
 from __future__ import annotations
 
+from gputwin.abi.asm2464 import XDATA_LTSSM, XDATA_QUEUE_PAGE, XDATA_SRAM
 from gputwin.emu.pcie import NotModelled, PcieBridge, PcieFunction
 from gputwin.emu.usb.firmware import CustomFirmware
-from gputwin.emu.usb.link import LTSSM_STATE, Link
-from gputwin.emu.usb.sram import XDATA_QUEUE_PAGE, XDATA_SRAM, XDATA_WINDOW, Sram, SramDma
+from gputwin.emu.usb.link import Link
+from gputwin.emu.usb.sram import XDATA_WINDOW, Sram, SramDma
 from gputwin.emu.usb.tlp import REGS_END, REGS_START, TlpEngine
 from gputwin.emu.usb.topology import Topology
 from gputwin.emu.usb.xdata import XData
@@ -37,7 +38,7 @@ class Asm2464Enclosure:
         self.dma = SramDma(self.sram)
         self.xdata = XData()
         self.xdata.map(REGS_START, REGS_END - REGS_START, self.tlp.read, self.tlp.write)
-        self.xdata.map(LTSSM_STATE, 1, lambda addr, n: bytes([self.link.ltssm()]), self._read_only)
+        self.xdata.map(XDATA_LTSSM, 1, lambda addr, n: bytes([self.link.ltssm()]), self._read_only)
         self.xdata.map_memory(XDATA_SRAM, self.sram.copy_buffer[:XDATA_WINDOW])
         self.xdata.map_memory(XDATA_QUEUE_PAGE, self.sram.queue_page)
         self.firmware = CustomFirmware(self.xdata, self.tlp, self.dma, self.link, serial)

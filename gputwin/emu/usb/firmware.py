@@ -24,6 +24,9 @@ from __future__ import annotations
 import struct
 
 from gputwin.abi import pcie as regs
+from gputwin.abi.asm2464 import (EP_BULK_IN, EP_BULK_OUT, MODE_SINGLE, MODE_STREAM_READ, MODE_STREAM_WRITE, REQ_PCIE_POWER,
+                                 REQ_SRAM_DMA, REQ_TLP, REQ_XDATA_READ, REQ_XDATA_WRITE, RET_DONE, RET_ERROR,
+                                 RET_TIMEOUT, XDATA_READ_MAX)
 from gputwin.emu.pcie import NotModelled
 from gputwin.emu.usb import descriptors as desc
 from gputwin.emu.usb.link import Link
@@ -32,13 +35,8 @@ from gputwin.emu.usb.tlp import (BYTE_EN, COMPL_STATUS, CPL_HDR_HI, CPL_HDR_LO, 
                                 STATUS_COMPLETE, STATUS_ERROR, STATUS_KICK, TlpEngine)
 from gputwin.emu.usb.xdata import XData
 
-REQ_XDATA_READ, REQ_XDATA_WRITE, REQ_TLP, REQ_SRAM_DMA, REQ_PCIE_POWER = 0xE4, 0xE5, 0xF0, 0xF2, 0xF3
 GET_DESCRIPTOR, SET_CONFIGURATION, SET_INTERFACE, CLEAR_FEATURE = 6, 9, 11, 1
 VENDOR_OUT, VENDOR_IN = 0x40, 0xC0
-EP_BULK_OUT, EP_BULK_IN = 0x02, 0x81
-E4_MAX_SUPERSPEED = 512
-MODE_SINGLE, MODE_STREAM_WRITE, MODE_STREAM_READ = 0, 1, 2
-RET_DONE, RET_ERROR, RET_TIMEOUT = 0, 1, 0xFF
 
 
 class EndpointNak(RuntimeError):
@@ -57,7 +55,7 @@ class CustomFirmware:
             return self._descriptor(value >> 8, value & 0xFF)[:length]
         if bm_request_type == VENDOR_IN and request == REQ_XDATA_READ:
             self._bank(index)
-            return self.xdata.read(value, min(length, E4_MAX_SUPERSPEED))
+            return self.xdata.read(value, min(length, XDATA_READ_MAX))
         if bm_request_type == VENDOR_IN and request == REQ_TLP:
             return self._completion()[:length]
         raise NotModelled(f"ASM2464 custom firmware: control IN request {bm_request_type:#04x}/{request:#04x} "
@@ -133,7 +131,8 @@ class CustomFirmware:
         if mode == MODE_SINGLE:
             if value & regs.FMT_HAS_DATA:
                 tlp.data = payload
-            tlp.write(STATUS, bytes([STATUS_ERROR, STATUS_COMPLETE, STATUS_KICK]))
+            for strobe in (STATUS_ERROR, STATUS_COMPLETE, STATUS_KICK):
+                tlp.write(STATUS, bytes([strobe]))
             tlp.execute()
         elif mode in (MODE_STREAM_WRITE, MODE_STREAM_READ):
             wants = regs.TLP_MWR64 if mode == MODE_STREAM_WRITE else regs.TLP_MRD64

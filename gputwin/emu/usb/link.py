@@ -9,10 +9,10 @@ kept its state). `train_polls` makes the LTSSM read "polling" that many times be
 link-up wait is exercised."""
 from __future__ import annotations
 
+from gputwin.abi.asm2464 import LTSSM_L0
 from gputwin.emu.pcie import NotModelled
 
-LTSSM_STATE = 0xB450
-LTSSM_DETECT_QUIET, LTSSM_POLLING, LTSSM_L0 = 0x00, 0x10, 0x78
+LTSSM_DETECT_QUIET, LTSSM_POLLING = 0x00, 0x10
 
 
 class Link:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.abi.asm2464 import (QUEUE_PAGE_BUS_ADDRESS, QUEUE_PAGE_SIZE, SECTOR, SRAM_BUS_ADDRESS,
+                                 SRAM_DMA_TO_HOST, SRAM_SIZE)
+from gputwin.abi.asm2464 import SRAM_SLOT as SLOT
 from gputwin.emu.pcie import HostMemory, NotModelled
 
-SRAM_BUS_ADDRESS, SRAM_SIZE = 0x200000, 0x80000
-QUEUE_PAGE_BUS_ADDRESS, QUEUE_PAGE_SIZE = 0x820000, 0x1000
-XDATA_SRAM, XDATA_QUEUE_PAGE, XDATA_WINDOW = 0xF000, 0xA000, 0x1000
-SLOT, SECTOR = 0x4000, 512
+XDATA_WINDOW = 0x1000     # how much of a buffer XDATA shows
 
 
 class Sram:
@@ -43,7 +43,7 @@ class SramDma:
         self.armed: tuple[bool, int, int] | None = None   # (to_host, next byte offset, bytes left)
 
     def arm(self, w_value: int, w_index: int) -> None:
-        to_host, sectors = bool(w_value & 0x8000), w_value & 0x7FFF
+        to_host, sectors = bool(w_value & SRAM_DMA_TO_HOST), w_value & 0x7FFF
         slot, slots = w_index & 0xFF, (w_index >> 8) or 1
         start, nbytes = slot * SLOT, sectors * SECTOR
         if nbytes > slots * SLOT or start + nbytes > SRAM_SIZE:
