@@ -262,3 +262,9 @@ class MockUsbBackend(usb.backend.IBackend):
         if fault is not None:
             raise _timeout(f"{what}, after the device acted on it")
         return n
+
+
+def usb_gpu(function, **enclosure_options) -> tuple[MockUsbBackend, Asm2464Enclosure]:
+    """A backend with one enclosure holding `function` (e.g. an AmdGpuFunction): what MOCKUSBAMD opens."""
+    enclosure = Asm2464Enclosure(function, **enclosure_options)
+    return MockUsbBackend(enclosure), enclosure
