@@ -44,6 +44,7 @@ class _UsbFault:
     kind: str               # "stall" or "timeout"
     endpoint: int           # CONTROL, 0x02 or 0x81
     request: int | None     # a control transfer's bRequest to match (None: any)
+    request_type: int | None  # and its bmRequestType (None: any)
     delivered: bool         # a timeout after the device acted on the transfer (its answer was lost)
 
 
@@ -54,12 +55,16 @@ class Faults:
         self._tlp = enclosure.tlp
         self._usb: list[_UsbFault] = []
 
-    def stall(self, endpoint: int, count: int = 1, request: int | None = None) -> None:
-        """The next transfers on `endpoint` stall; a bulk endpoint stays halted until clear_halt."""
-        self._usb += [_UsbFault("stall", endpoint, request, False)] * count
+    def stall(self, endpoint: int, count: int = 1, request: int | None = None,
+              request_type: int | None = None) -> None:
+        """The next transfers on `endpoint` (CONTROL: those with this bRequest/bmRequestType) stall; a bulk
+        endpoint stays halted until clear_halt."""
+        self._usb += [_UsbFault("stall", endpoint, request, request_type, False)] * count
 
-    def timeout(self, endpoint: int, count: int = 1, request: int | None = None, delivered: bool = False) -> None:
-        self._usb += [_UsbFault("timeout", endpoint, request, delivered)] * count
+    def timeout(self, endpoint: int, count: int = 1, request: int | None = None, request_type: int | None = None,
+                delivered: bool = False) -> None:
+        """The next transfers time out: before the device saw them, or (delivered) after it acted."""
+        self._usb += [_UsbFault("timeout", endpoint, request, request_type, delivered)] * count
 
     def tlp_completion(self, status: Completion, count: int = 1, kind: str | None = None) -> None:
         """The next non-posted PCIe requests ("config", "memory" or any) complete with `status`."""
@@ -71,9 +76,9 @@ class Faults:
     def tlp_engine_timeout(self, count: int = 1, kind: str | None = None) -> None:
         self._tlp.inject(ENGINE_TIMEOUT, count, kind)
 
-    def take(self, endpoint: int, request: int | None = None) -> _UsbFault | None:
+    def take(self, endpoint: int, request: int | None = None, request_type: int | None = None) -> _UsbFault | None:
         for i, f in enumerate(self._usb):
-            if f.endpoint == endpoint and f.request in (None, request):
+            if f.endpoint == endpoint and f.request in (None, request) and f.request_type in (None, request_type):
                 return self._usb.pop(i)
         return None
 
@@ -226,7 +231,7 @@ class MockUsbBackend(usb.backend.IBackend):
             def act():
                 dev_handle.firmware.control_out(bmRequestType, bRequest, wValue, wIndex, bytes(data))
                 return len(data)
-        return self._transfer(dev_handle, CONTROL, bRequest, act, f"control request {bRequest:#04x}")
+        return self._transfer(dev_handle, CONTROL, (bRequest, bmRequestType), act, f"control request {bRequest:#04x}")
 
     def _control(self, dev_handle, bm, request, value, index, data):
         self.ctrl_transfer(dev_handle, bm, request, value, index, data, 1000)
@@ -242,13 +247,13 @@ class MockUsbBackend(usb.backend.IBackend):
             return len(got)
         return self._transfer(dev_handle, ep, None, act, f"bulk IN {ep:#04x}")
 
-    def _transfer(self, dev, endpoint: int, request: int | None, act, what: str) -> int:
+    def _transfer(self, dev, endpoint: int, request: tuple[int, int] | None, act, what: str) -> int:
         if endpoint != CONTROL:
             if not dev.firmware.configured:
                 raise usb.core.USBError(f"{what} before SET_CONFIGURATION", LIBUSB_ERROR_IO, errno.EIO)
             if endpoint in dev.halted:
                 raise _pipe(f"{what} is halted")
-        fault = dev.faults.take(endpoint, request)
+        fault = dev.faults.take(endpoint, *(request or (None, None)))
         if fault is not None and fault.kind == "stall":
             if endpoint != CONTROL:
                 dev.halted.add(endpoint)

@@ -99,34 +99,39 @@ class Asm2464Protocol:
         name = f"{_TLP_NAMES.get(fmt, hex(fmt))} of {size} bytes at {address:#x}"
         is_config = fmt & 0x1F != 0
         posted = fmt & regs.FMT_HAS_DATA and not is_config
-        crs_deadline = None
-        for _ in range(self.tlp_attempts):
+        crs_deadline, lost = None, 0
+        while True:
             self._retrying(name, lambda: self.usb.control_out(fw.REQ_TLP, fmt | be << 8, fw.MODE_SINGLE, setup))
             if posted:
                 return None
-            reply = self._completion(name)
-            data, status_hi, status_lo, kind, ret = struct.unpack("<IBBBB", reply)
+            data, status_hi, status_lo, kind, ret = struct.unpack("<IBBBB", self._completion(name))
             if ret != fw.RET_DONE:
-                self.retries += 1
-                time.sleep(self.retry_delay_s)
+                lost += 1
+                if lost == self.tlp_attempts:
+                    raise TlpError(f"{self.usb.where}: {name}: no completion after {lost} attempts "
+                                   f"({'engine error' if ret == fw.RET_ERROR else 'firmware poll timed out'})",
+                                   None)
+                self._pause()
                 continue
-            status = Completion(status_hi >> 5) if status_hi >> 5 in Completion._value2member_map_ else None
-            if status == Completion.CRS and is_config:
+            code = status_hi >> 5
+            if code == Completion.CRS and is_config:
                 crs_deadline = crs_deadline or time.monotonic() + self.crs_timeout_s
                 if time.monotonic() < crs_deadline:
-                    self.retries += 1
-                    time.sleep(self.retry_delay_s)
+                    self._pause()
                     continue
-            if status != Completion.SC:
-                raise TlpError(f"{self.usb.where}: {name}", status) if status is not None else \
-                    TlpError(f"{self.usb.where}: {name}: reserved completion status {status_hi >> 5:#05b}", None)
+            if code != Completion.SC:
+                status = Completion(code) if code in Completion._value2member_map_ else None
+                raise TlpError(f"{self.usb.where}: {name}" + ("" if status else f": reserved completion status "
+                                                                            f"{code:#05b}"), status)
             byte_count, has_data = (status_hi & 0xF) << 8 | status_lo, bool(kind & 1)
             if byte_count != (4 if is_config else size) or has_data != (value is None):
                 raise UsbBridgeError(f"{self.usb.where}: {name}: malformed completion (byte count {byte_count}, "
                                      f"{'with' if has_data else 'without'} data)")
             return None if value is not None else (data >> 8 * offset) & ((1 << 8 * size) - 1)
-        raise TlpError(f"{self.usb.where}: {name}: no completion after {self.tlp_attempts} attempts "
-                       f"({'engine error' if ret == fw.RET_ERROR else 'firmware poll timed out'})", None)
+
+    def _pause(self) -> None:
+        self.retries += 1
+        time.sleep(self.retry_delay_s)
 
     def _completion(self, name: str) -> bytes:
         for attempt in range(self.usb_attempts):
