@@ -79,7 +79,7 @@ class SramWindow:
     def read(self, offset: int, size: int) -> bytes:
         start, end = self._span(offset, size)
         data = self.proto.sram_read(start // fw.SRAM_SLOT, end - start)
-        return data[offset - start:offset - start + size]
+        return data if (start, end) == (offset, offset + size) else data[offset - start:offset - start + size]
 
     def write(self, offset: int, data) -> None:
         start, end = self._span(offset, len(data))

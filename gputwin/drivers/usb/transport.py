@@ -33,6 +33,7 @@ def find_bridges(backend=None, ids=CUSTOM_FIRMWARE_IDS) -> list[usb.core.Device]
 class UsbTransport:
     def __init__(self, device: usb.core.Device, timeout_ms: int = 1000):
         self.device, self.timeout_ms = device, timeout_ms
+        self._buffers: dict[int, array.array] = {}   # IN buffers by length: pyusb fills a given array in place
         self.where = f"USB {device.idVendor:04x}:{device.idProduct:04x} at bus {device.bus} address {device.address}"
         try:
             self.product = device.product or ""
@@ -60,9 +61,18 @@ class UsbTransport:
 
     def control_in(self, request: int, length: int, value: int = 0, index: int = 0,
                    timeout_ms: int | None = None) -> bytes:
-        got = self._call(f"control IN {request:#04x}", self.device.ctrl_transfer, VENDOR_IN, request, value, index,
-                         length, timeout_ms or self.timeout_ms)
-        return got.tobytes()
+        buf = self._buffer(length)
+        n = self._call(f"control IN {request:#04x}", self.device.ctrl_transfer, VENDOR_IN, request, value, index,
+                       buf, timeout_ms or self.timeout_ms)
+        return buf.tobytes() if n == length else buf[:n].tobytes()
+
+    def _buffer(self, length: int) -> array.array:
+        buf = self._buffers.get(length)
+        if buf is None:
+            if len(self._buffers) >= 16:
+                self._buffers.clear()
+            buf = self._buffers[length] = array.array("B", bytes(length))
+        return buf
 
     def bulk_out(self, data, timeout_ms: int | None = None) -> None:
         if not isinstance(data, array.array):
@@ -74,8 +84,9 @@ class UsbTransport:
             raise UsbTransferError(f"{self.where}: bulk OUT sent {n} of {len(data)} bytes")
 
     def bulk_in(self, length: int, timeout_ms: int | None = None) -> bytes:
-        got = self._call(f"bulk IN {EP_IN:#04x}", self.device.read, EP_IN, length, timeout_ms or self.timeout_ms)
-        return got.tobytes()
+        buf = self._buffer(length)
+        n = self._call(f"bulk IN {EP_IN:#04x}", self.device.read, EP_IN, buf, timeout_ms or self.timeout_ms)
+        return buf.tobytes() if n == length else buf[:n].tobytes()
 
     def clear_halt(self, endpoint: int) -> None:
         self._call(f"clear halt {endpoint:#04x}", self.device.clear_halt, endpoint)

@@ -32,7 +32,7 @@ from gputwin.emu.usb import descriptors as desc
 from gputwin.emu.usb.link import Link
 from gputwin.emu.usb.sram import SramDma
 from gputwin.emu.usb.tlp import (BYTE_EN, COMPL_STATUS, CPL_HDR_HI, CPL_HDR_LO, FMT_TYPE, REGS_START, STATUS,
-                                STATUS_COMPLETE, STATUS_ERROR, STATUS_KICK, TlpEngine)
+                                STATUS_COMPLETE, STATUS_ERROR, TlpEngine)
 from gputwin.emu.usb.xdata import XData
 
 GET_DESCRIPTOR, SET_CONFIGURATION, SET_INTERFACE, CLEAR_FEATURE = 6, 9, 11, 1
@@ -131,8 +131,7 @@ class CustomFirmware:
         if mode == MODE_SINGLE:
             if value & regs.FMT_HAS_DATA:
                 tlp.data = payload
-            for strobe in (STATUS_ERROR, STATUS_COMPLETE, STATUS_KICK):
-                tlp.write(STATUS, bytes([strobe]))
+            tlp.regs[STATUS - REGS_START] = 0      # the firmware clears error and done, then kicks
             tlp.execute()
         elif mode in (MODE_STREAM_WRITE, MODE_STREAM_READ):
             wants = regs.TLP_MWR64 if mode == MODE_STREAM_WRITE else regs.TLP_MRD64
