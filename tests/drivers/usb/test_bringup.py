@@ -109,3 +109,17 @@ def test_a_link_that_never_trains_is_reported():
     backend, _ = usb_gpu(AmdGpuFunction("gfx1100"), train_polls=10 ** 9)
     with pytest.raises(LinkDown, match="did not come up"):
         open_usb_pci(backend, link_timeout_s=0.02)
+
+
+def test_any_endpoint_without_a_card_switch_is_found_and_placed():
+    from gputwin.emu.usb import Asm2464Enclosure
+    from tests.emu.usb.helpers import RamEndpoint
+    ep = RamEndpoint()
+    backend = MockUsbBackend(Asm2464Enclosure(ep, gpu_switch=False))
+    assert list_bridges(backend) == ["ASM2464 (custom firmware) USB add1:0001 bus 1 address 2"]
+    dev = open_usb_pci(backend)
+    assert dev.hierarchy.bridge_buses == (0, 1) and dev.hierarchy.endpoint_bus == 2
+    assert {i: (a.address, a.size) for i, a in dev.assignments.items()} == {0: (32 * GIB, 2 * MIB),
+                                                                              2: (0x1000_0000, 4096)}
+    dev.bar(2).write(8, b"\x01\x00\x00\x00\x02\x00\x00\x00")
+    assert list(ep.regs[2:4]) == [1, 2] and ep.accesses == [("w", 8, 4), ("w", 12, 4)]
