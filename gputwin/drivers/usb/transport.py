@@ -41,6 +41,8 @@ class UsbTransport:
             raise UsbBridgeError(f"{self.where}: cannot read the product string ({e})") from None
         if not self.product.startswith("custom"):
             raise UsbBridgeError(f"{self.where}: product {self.product!r} is not the custom ASM2464 firmware")
+        if self._call("kernel driver check", device.is_kernel_driver_active, 0):
+            self._call("detach kernel driver", device.detach_kernel_driver, 0)
         self._call("SET_CONFIGURATION", device.set_configuration, 1)
         self._call("claim interface 0", usb.util.claim_interface, device, 0)
         self._call("SET_INTERFACE alt 0", device.set_interface_altsetting, 0, 0)

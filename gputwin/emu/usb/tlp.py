@@ -169,7 +169,7 @@ class TlpEngine:
             self._complete(Completion.UR, size, False)
             return
         try:
-            data = route.function.bar_read(route.bar, address + offset - route.bar_base, size)
+            data = _exactly(route, address + offset - route.bar_base, size)
         except PcieError as e:
             self._complete(e.status, size, False)
             return
@@ -183,9 +183,9 @@ class TlpEngine:
         for start, size, route in self._segments(address, nbytes, "streamed read"):
             offset = start - route.bar_base
             if route.function.bars[route.bar].prefetchable:
-                out.append(route.function.bar_read(route.bar, offset, size))
+                out.append(_exactly(route, offset, size))
             else:
-                out.extend(route.function.bar_read(route.bar, offset + i, 4) for i in range(0, size, 4))
+                out.extend(_exactly(route, offset + i, 4) for i in range(0, size, 4))
         self._after_stream(address + nbytes, nbytes)
         return b"".join(out)
 
@@ -227,6 +227,15 @@ class TlpEngine:
         self.address = next_address
         self.sent += nbytes // 4
         self._set_status(STATUS_COMPLETE)
+
+
+def _exactly(route, offset: int, size: int) -> bytes:
+    """A BAR read that must return `size` bytes: a function answering short is a model bug, named here."""
+    data = route.function.bar_read(route.bar, offset, size)
+    if len(data) != size:
+        raise NotModelled(f"{route.function.name}: BAR{route.bar} read of {size} bytes at {offset:#x} returned "
+                          f"{len(data)} bytes (nothing backs that part of the BAR)")
+    return data
 
 
 def _byte_enables(be: int, fmt: int) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from gputwin.drivers.pci import read32, write32
 from gputwin.drivers.usb import BridgeNotFound, LinkDown, list_bridges, open_usb_pci
 from gputwin.emu.amd.soc.function import AmdGpuFunction
 from gputwin.emu.amd.soc.regfile import RegisterError
+from gputwin.emu.pcie import NotModelled
 from gputwin.mock.usb import MockUsbBackend, usb_gpu
 
 GIB, MIB = 1 << 30, 1 << 20
@@ -66,6 +67,8 @@ def test_vram_round_trips_through_bar0(rng):
         assert function.vram[offset:offset + size].tobytes() == data and bar.read(offset, size) == data
     with pytest.raises(ValueError, match="outside"):
         bar.read(32 * GIB - 2, 4)
+    with pytest.raises(NotModelled, match="nothing backs"):           # the 32 GiB BAR past 24 GiB of VRAM
+        bar.read(24 * GIB, 8)
 
 
 def test_mmio_registers_through_bar5_and_unmodelled_ones_fail_closed():
