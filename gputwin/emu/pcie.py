@@ -246,14 +246,16 @@ class PcieBridge(PcieFunction):
     def windows(self) -> list[tuple[int, int]]:
         """The [start, end) memory ranges this bridge forwards downstream (empty while COMMAND.MEM is off)."""
         if self._windows is None:
-            cfg = self.config
-            u16 = lambda off: int.from_bytes(cfg[off:off + 2], "little") & 0xFFF0   # noqa: E731
-            u32 = lambda off: int.from_bytes(cfg[off:off + 4], "little")            # noqa: E731
-            spans = [(u16(regs.MEMORY_BASE) << 16, u16(regs.MEMORY_LIMIT) << 16 | 0xFFFFF),
-                     (u16(regs.PREF_MEMORY_BASE) << 16 | u32(regs.PREF_BASE_UPPER32) << 32,
-                      u16(regs.PREF_MEMORY_LIMIT) << 16 | 0xFFFFF | u32(regs.PREF_LIMIT_UPPER32) << 32)]
+            spans = [(self._window_bits(regs.MEMORY_BASE), self._window_bits(regs.MEMORY_LIMIT) | 0xFFFFF),
+                     (self._window_bits(regs.PREF_MEMORY_BASE) | self.config_read(regs.PREF_BASE_UPPER32) << 32,
+                      self._window_bits(regs.PREF_MEMORY_LIMIT) | 0xFFFFF
+                      | self.config_read(regs.PREF_LIMIT_UPPER32) << 32)]
             self._windows = [(lo, hi + 1) for lo, hi in spans if lo <= hi] if self.memory_enabled() else []
         return self._windows
+
+    def _window_bits(self, offset: int) -> int:
+        """Address bits 31:20 of a base or limit register (its bits 15:4)."""
+        return (self.config_read(offset, 2) & 0xFFF0) << 16
 
     def forwards(self, address: int, size: int) -> bool:
         return any(lo <= address and address + size <= hi for lo, hi in self.windows())

@@ -120,9 +120,7 @@ class Asm2464Protocol:
                     self._pause()
                     continue
             if code != Completion.SC:
-                status = Completion(code) if code in Completion._value2member_map_ else None
-                raise TlpError(f"{self.usb.where}: {name}" + ("" if status else f": reserved completion status "
-                                                                            f"{code:#05b}"), status)
+                raise _completion_error(f"{self.usb.where}: {name}", code)
             byte_count, has_data = (status_hi & 0xF) << 8 | status_lo, bool(kind & 1)
             if byte_count != (4 if is_config else size) or has_data != (value is None):
                 raise UsbBridgeError(f"{self.usb.where}: {name}: malformed completion (byte count {byte_count}, "
@@ -223,6 +221,13 @@ class Asm2464Protocol:
         if nbytes % fw.SECTOR or not nbytes or slot * fw.SRAM_SLOT + nbytes > fw.SRAM_SIZE:
             raise ValueError(f"SRAM DMA moves whole 512-byte sectors inside the {fw.SRAM_SIZE // 1024} KiB "
                              f"buffer, not {nbytes} bytes from slot {slot}")
+
+
+def _completion_error(what: str, code: int) -> TlpError:
+    try:
+        return TlpError(what, Completion(code))
+    except ValueError:
+        return TlpError(f"{what}: reserved completion status {code:#05b}", None)
 
 
 def _slots(nbytes: int) -> int:

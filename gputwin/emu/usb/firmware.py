@@ -48,6 +48,8 @@ class CustomFirmware:
         self.xdata, self.tlp, self.dma, self.link, self.serial = xdata, tlp, dma, link, serial
         self.configured = False
         self.stream: tuple[int, int] | None = None    # (mode, dwords left)
+        self._vendor_out = {REQ_XDATA_WRITE: self._xdata_write, REQ_TLP: self._tlp, REQ_SRAM_DMA: self._arm_dma,
+                            REQ_PCIE_POWER: self._power}
 
     # --- control transfers ---------------------------------------------------------------------------
     def control_in(self, bm_request_type: int, request: int, value: int, index: int, length: int) -> bytes:
@@ -63,8 +65,7 @@ class CustomFirmware:
 
     def control_out(self, bm_request_type: int, request: int, value: int, index: int, data: bytes) -> None:
         if bm_request_type == VENDOR_OUT:
-            handler = {REQ_XDATA_WRITE: self._xdata_write, REQ_TLP: self._tlp, REQ_SRAM_DMA: self._arm_dma,
-                       REQ_PCIE_POWER: self._power}.get(request)
+            handler = self._vendor_out.get(request)
             if handler is not None:
                 handler(value, index, data)
                 return
