@@ -28,7 +28,7 @@ from gputwin.emu.usb.tlp import ENGINE_TIMEOUT, NO_COMPLETION
 
 CONTROL = 0                       # the "endpoint" a control-transfer fault targets
 LIBUSB_ERROR_TIMEOUT, LIBUSB_ERROR_PIPE, LIBUSB_ERROR_IO = -7, -9, -1
-SPEED_SUPER = 4                   # libusb_speed LIBUSB_SPEED_SUPER, as pyusb reports it
+SPEED_HIGH, SPEED_SUPER = 3, 4    # libusb_speed values, as pyusb reports them
 
 
 def _timeout(what: str) -> usb.core.USBTimeoutError:
@@ -107,7 +107,7 @@ class MockUsbDevice:
                   int.from_bytes(raw[8:10], "little"), int.from_bytes(raw[10:12], "little"),
                   int.from_bytes(raw[12:14], "little"), raw[14], raw[15], raw[16], raw[17])
         return SimpleNamespace(**dict(zip(names, values)), bus=self.bus, address=self.address, port_number=1,
-                               port_numbers=(1,), speed=SPEED_SUPER)
+                               port_numbers=(1,), speed=SPEED_HIGH if self.firmware.usb2 else SPEED_SUPER)
 
     def _configuration(self) -> tuple[SimpleNamespace, list[list[tuple[SimpleNamespace, list]]]]:
         """(configuration, interfaces[i][alt] = (interface, [endpoints])) with the class- and

@@ -22,7 +22,7 @@ AMD_VENDOR_ID, AMD_SWITCH_UPSTREAM_ID, AMD_SWITCH_DOWNSTREAM_ID = 0x1002, 0x1478
 
 class Asm2464Enclosure:
     def __init__(self, endpoint: PcieFunction, *, powered: bool = False, train_polls: int = 0,
-                 serial: str = "ffffffff", gpu_switch: bool = True):
+                 serial: str = "ffffffff", gpu_switch: bool = True, usb2: bool = False):
         self.endpoint = endpoint
         self.root = PcieBridge("ASM2464 port", ASMEDIA_VENDOR_ID, ASMEDIA_PORT_ID)
         port = self.root.attach(PcieBridge("ASM2464 downstream port", ASMEDIA_VENDOR_ID, ASMEDIA_PORT_ID))
@@ -41,7 +41,7 @@ class Asm2464Enclosure:
         self.xdata.map(XDATA_LTSSM, 1, lambda addr, n: bytes([self.link.ltssm()]), self._read_only)
         self.xdata.map_memory(XDATA_SRAM, self.sram.copy_buffer[:XDATA_WINDOW])
         self.xdata.map_memory(XDATA_QUEUE_PAGE, self.sram.queue_page)
-        self.firmware = CustomFirmware(self.xdata, self.tlp, self.dma, self.link, serial)
+        self.firmware = CustomFirmware(self.xdata, self.tlp, self.dma, self.link, serial, usb2)
 
     @staticmethod
     def _read_only(addr: int, data: bytes) -> None:

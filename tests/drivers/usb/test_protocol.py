@@ -118,3 +118,10 @@ def test_persistent_usb_faults_give_up_with_the_transfer_named():
     faults.stall(0, request=0xE5, count=3)
     with pytest.raises(UsbStall, match="XDATA write at 0x0010"):
         proto.xdata_write(0x10, b"\x01")
+
+
+def test_xdata_reads_take_as_many_data_stages_as_the_link_allows():
+    proto, _, enc, _ = make(usb2=True)
+    enc.xdata.ram[0x100:0x100 + 300] = bytes(range(150)) * 2
+    assert proto.xdata_read(0x100, 300) == bytes(range(150)) * 2
+    assert proto.config_read(4, 0, 0, 0) == 0xABCD1234
