@@ -3,7 +3,8 @@ the link and hold its completion (register names from the asm2464pd-firmware rev
 src/include/registers.h; the protocol its custom firmware drives, handmade/src/main.c + pcie_pio.h).
 
   B210 fmt/type       B217 first-DW byte enables     B218..B21B address[31:0], MSB first
-  B21C..B21F address[63:32], B21F is the LSB (the firmware carries into it from B21B)
+  B21C..B21F address[63:32], MSB first (the firmware loads B21C from the address's top byte and carries
+             from B21B into B21F)
   B220..B223 data, B220 is the MSB                    B22A..B22B completion status[15:13], byte count[11:0]
   B254 trigger (0x0F sends)    B284 bit 0: the completion carried data (CplD)
   B296 status: bit 0 error (no completion: link down), bit 1 done; writing 1s clears them, bit 2 is a kick strobe
@@ -76,14 +77,14 @@ class TlpEngine:
 
     @property
     def address(self) -> int:
-        lo = struct.unpack_from(">I", self.regs, ADDR - REGS_START)[0]
-        hi = int.from_bytes(self.regs[ADDR_HIGH - REGS_START:ADDR_HIGH - REGS_START + 4], "little")
+        lo, = struct.unpack_from(">I", self.regs, ADDR - REGS_START)
+        hi, = struct.unpack_from(">I", self.regs, ADDR_HIGH - REGS_START)
         return hi << 32 | lo
 
     @address.setter
     def address(self, value: int) -> None:
         struct.pack_into(">I", self.regs, ADDR - REGS_START, value & 0xFFFFFFFF)
-        self.regs[ADDR_HIGH - REGS_START:ADDR_HIGH - REGS_START + 4] = (value >> 32 & 0xFFFFFFFF).to_bytes(4, "little")
+        struct.pack_into(">I", self.regs, ADDR_HIGH - REGS_START, value >> 32 & 0xFFFFFFFF)
 
     @property
     def data(self) -> int:

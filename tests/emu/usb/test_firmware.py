@@ -107,3 +107,10 @@ def test_descriptors_and_unknown_requests():
         f.control_in(0x80, 6, 6 << 8, 0, 10)                                      # device qualifier: no answer
     with pytest.raises(NotModelled, match="0xe7"):
         f.control_out(OUT, 0xE7, 0, 0, b"")
+
+
+def test_a_request_leaves_its_address_in_b218_msb_first_low_then_high_dword():
+    enc, _ = ram_enclosure(powered=True)
+    tlp(enc.firmware, regs.TLP_MRD64, 0x12_3456_789C)                                # UR, but the registers are set
+    assert enc.xdata.read(0xB218, 8) == bytes([0x34, 0x56, 0x78, 0x9C, 0x00, 0x00, 0x00, 0x12])
+    assert enc.xdata.read(0xB210, 1) == b"\x20" and enc.xdata.read(0xB217, 1) == b"\x0f"
