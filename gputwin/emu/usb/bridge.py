@@ -4,7 +4,8 @@ switch, the GPU function) and the custom firmware that answers the USB host. The
 (gputwin/mock/usb.py) presents `firmware` to pyusb.
 
 The GPU function's `upstream` becomes the bridge SRAM: its bus-master reads and writes (SDMA, shaders)
-reach the 512 KiB copy buffer at 0x200000 and the page at 0x820000, nothing else."""
+reach the 512 KiB copy buffer at 0x200000 and the page at 0x820000, nothing else, and only while bus
+mastering is enabled on the GPU and every bridge above it (checked when a view is taken)."""
 from __future__ import annotations
 
 from gputwin.abi.asm2464 import XDATA_LTSSM, XDATA_QUEUE_PAGE, XDATA_SRAM
@@ -32,7 +33,8 @@ class Asm2464Enclosure:
         port.attach(endpoint)
         self.topology = Topology(self.root)
         self.sram = Sram()
-        endpoint.upstream = self.sram.host_memory()
+        endpoint.upstream = self.sram.host_memory(
+            lambda: all(f.bus_master() for f in self.topology.functions()))
         self.link = Link(powered=powered, train_polls=train_polls)
         self.tlp = TlpEngine(self.topology, self.link)
         self.dma = SramDma(self.sram)

@@ -6,7 +6,7 @@ import pytest
 
 from gputwin.abi import asm2464 as fw
 from gputwin.abi import pcie as regs
-from gputwin.emu.pcie import NotModelled
+from gputwin.emu.pcie import NotModelled, PcieError
 from gputwin.emu.usb.firmware import EndpointNak
 from tests.emu.usb.helpers import number_buses, open_windows, ram_enclosure
 
@@ -83,6 +83,10 @@ def test_streams_move_dwords_between_bulk_endpoints_and_a_bar():
 def test_sram_dma_moves_whole_sectors_from_a_slot_and_the_gpu_sees_them():
     enc, ep = ram_enclosure()
     f = enc.firmware
+    with pytest.raises(PcieError, match="bus mastering disabled"):
+        ep.upstream.view(fw.SRAM_BUS_ADDRESS, 4)
+    number_buses(enc)
+    open_windows(enc)                                                             # sets COMMAND.MASTER too
     payload = bytes(range(256)) * 8                                               # 4 sectors
     f.control_out(OUT, fw.REQ_SRAM_DMA, 4, 2 | 1 << 8, b"")
     assert f.bulk_out(fw.EP_BULK_OUT, payload) == len(payload)
