@@ -2,7 +2,7 @@
 protocol in docs/usb.md): XDATA access, PCIe power and link-up wait, single PCIe requests with their
 completion status, streamed memory reads and writes, and SRAM DMA.
 
-Retries, all bounded:
+Retries, all bounded (a vanished enclosure, UsbDisconnected, is never retried):
 - a stalled or timed-out transfer: clear both bulk endpoints' halts (which also cancels a half-done
   stream in the firmware) and redo the whole operation, `usb_attempts` times in all;
 - the 8-byte completion read (0xF0 IN) that timed out is read again alone: the firmware keeps the last
@@ -23,7 +23,8 @@ import time
 from gputwin.abi import asm2464 as fw
 from gputwin.abi import pcie as regs
 from gputwin.abi.pcie import Completion
-from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbBridgeError, UsbTimeout, UsbTransferError
+from gputwin.drivers.usb.errors import (LinkDown, TlpError, UsbBridgeError, UsbDisconnected, UsbTimeout,
+                                       UsbTransferError)
 from gputwin.drivers.usb.transport import EP_IN, EP_OUT, UsbTransport
 
 STREAM_CHUNK = 4 << 20      # bytes per streamed request (bounds one bulk transfer's size and timeout)
@@ -44,6 +45,8 @@ class Asm2464Protocol:
         for attempt in range(self.usb_attempts):
             try:
                 return op()
+            except UsbDisconnected:
+                raise
             except UsbTransferError as e:
                 if attempt + 1 == self.usb_attempts:
                     raise type(e)(f"{what}: {e} (gave up after {self.usb_attempts} attempts)") from None

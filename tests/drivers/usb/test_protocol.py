@@ -5,7 +5,7 @@ import pytest
 
 from gputwin.abi import pcie as regs
 from gputwin.abi.pcie import Completion
-from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbStall, UsbTimeout
+from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbDisconnected, UsbStall, UsbTimeout
 from gputwin.drivers.usb.protocol import Asm2464Protocol
 from gputwin.drivers.usb.transport import UsbTransport, find_bridges
 from gputwin.mock.usb import MockUsbBackend
@@ -125,3 +125,11 @@ def test_xdata_reads_take_as_many_data_stages_as_the_link_allows():
     enc.xdata.ram[0x100:0x100 + 300] = bytes(range(150)) * 2
     assert proto.xdata_read(0x100, 300) == bytes(range(150)) * 2
     assert proto.config_read(4, 0, 0, 0) == 0xABCD1234
+
+
+def test_an_unplugged_enclosure_is_reported_at_once_without_retries():
+    proto, faults, _, _ = make()
+    faults.unplug()
+    with pytest.raises(UsbDisconnected, match="No such device"):
+        proto.config_read(4, 0, 0, 0)
+    assert proto.retries == 0
