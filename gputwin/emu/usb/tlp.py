@@ -130,7 +130,7 @@ class TlpEngine:
             return
         self.sent += 1
         posted = is_write and not is_config
-        fault = None if posted else self._take_fault("config" if is_config else "memory")
+        fault = None if posted or not self._faults else self._take_fault("config" if is_config else "memory")
         if fault == NO_COMPLETION:
             self._set_status(STATUS_ERROR)
         elif fault == ENGINE_TIMEOUT:
@@ -239,10 +239,18 @@ def _exactly(route, offset: int, size: int) -> bytes:
     return data
 
 
-def _byte_enables(be: int, fmt: int) -> tuple[int, int]:
-    """(offset, size) of a contiguous, non-empty first-DW byte enable."""
+def _lanes(be: int) -> tuple[int, int] | None:
     offset = (be & -be).bit_length() - 1
     lanes = be >> offset if be else 0
-    if not lanes or be > 0xF or lanes & (lanes + 1):
+    return None if not lanes or lanes & (lanes + 1) else (offset, lanes.bit_length())
+
+
+_BYTE_ENABLES = {be: _lanes(be) for be in range(16) if _lanes(be)}
+
+
+def _byte_enables(be: int, fmt: int) -> tuple[int, int]:
+    """(offset, size) of a contiguous, non-empty first-DW byte enable."""
+    lanes = _BYTE_ENABLES.get(be)
+    if lanes is None:
         raise NotModelled(f"ASM2464 TLP {fmt:#04x} with byte enables {be:#06b} (only contiguous, non-empty)")
-    return offset, lanes.bit_length()
+    return lanes
