@@ -9,8 +9,9 @@ once (simulated time: nothing here sleeps or hangs). Model errors that name some
 propagate unchanged.
 
 Fault injection (`backend.faults(i)`): stalls and timeouts on control or bulk transfers, with or without
-the device having acted on the transfer, the enclosure being unplugged, and faulty completions of the next PCIe requests (UR, CA, CRS,
-no completion, the firmware's poll giving up), so a driver's retry paths can be driven."""
+the device having acted on the transfer, the enclosure being unplugged, and faulty completions of the
+next PCIe requests (UR, CA, CRS, no completion, the firmware's poll giving up), so a driver's retry
+paths can be driven."""
 from __future__ import annotations
 
 import errno

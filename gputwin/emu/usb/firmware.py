@@ -25,9 +25,9 @@ from __future__ import annotations
 import struct
 
 from gputwin.abi import pcie as regs
-from gputwin.abi.asm2464 import (EP_BULK_IN, EP_BULK_OUT, MODE_SINGLE, MODE_STREAM_READ, MODE_STREAM_WRITE, REQ_PCIE_POWER,
-                                 REQ_SRAM_DMA, REQ_TLP, REQ_XDATA_READ, REQ_XDATA_WRITE, RET_DONE, RET_ERROR,
-                                 RET_TIMEOUT, XDATA_READ_MAX, XDATA_READ_MAX_USB2)
+from gputwin.abi.asm2464 import (EP_BULK_IN, EP_BULK_OUT, MODE_SINGLE, MODE_STREAM_READ, MODE_STREAM_WRITE,
+                                 REQ_PCIE_POWER, REQ_SRAM_DMA, REQ_TLP, REQ_XDATA_READ, REQ_XDATA_WRITE, RET_DONE,
+                                 RET_ERROR, RET_TIMEOUT, XDATA_READ_MAX, XDATA_READ_MAX_USB2)
 from gputwin.emu.pcie import NotModelled
 from gputwin.emu.usb import descriptors as desc
 from gputwin.emu.usb.link import Link
