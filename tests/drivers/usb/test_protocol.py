@@ -133,3 +133,13 @@ def test_an_unplugged_enclosure_is_reported_at_once_without_retries():
     with pytest.raises(UsbDisconnected, match="No such device"):
         proto.config_read(4, 0, 0, 0)
     assert proto.retries == 0
+
+
+def test_a_stalled_completion_read_is_read_again_and_persistent_loss_names_the_request():
+    proto, faults, enc, _ = make()
+    faults.stall(0, request=0xF0, request_type=0xC0)
+    sent = enc.tlp.sent
+    assert proto.config_read(4, 0, 0, 0) == 0xABCD1234 and enc.tlp.sent == sent + 1
+    faults.timeout(0, request=0xF0, request_type=0xC0, count=3)
+    with pytest.raises(UsbTimeout, match=r"CfgRd1 of 4 bytes at 0x4000000: completion read: .*gave up after 3"):
+        proto.config_read(4, 0, 0, 0)
