@@ -15,6 +15,7 @@ paths can be driven."""
 from __future__ import annotations
 
 import errno
+import struct
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -23,7 +24,7 @@ import usb.core
 
 from gputwin.emu.pcie import Completion
 from gputwin.emu.usb.bridge import Asm2464Enclosure
-from gputwin.emu.usb.descriptors import CONFIGURATION, ENDPOINT, INTERFACE
+from gputwin.emu.usb.descriptors import CONFIGURATION, DEVICE, ENDPOINT, INTERFACE
 from gputwin.emu.usb.firmware import EndpointNak
 from gputwin.emu.usb.tlp import ENGINE_TIMEOUT, NO_COMPLETION
 
@@ -105,13 +106,10 @@ class MockUsbDevice:
         return self.firmware.control_in(0x80, 6, kind << 8 | index, 0, 0xFFFF)
 
     def _device_descriptor(self) -> SimpleNamespace:
-        raw = self._get(1)
         names = ("bLength", "bDescriptorType", "bcdUSB", "bDeviceClass", "bDeviceSubClass", "bDeviceProtocol",
                  "bMaxPacketSize0", "idVendor", "idProduct", "bcdDevice", "iManufacturer", "iProduct",
                  "iSerialNumber", "bNumConfigurations")
-        values = (raw[0], raw[1], int.from_bytes(raw[2:4], "little"), raw[4], raw[5], raw[6], raw[7],
-                  int.from_bytes(raw[8:10], "little"), int.from_bytes(raw[10:12], "little"),
-                  int.from_bytes(raw[12:14], "little"), raw[14], raw[15], raw[16], raw[17])
+        values = struct.unpack("<BBHBBBBHHHBBBB", self._get(DEVICE))
         return SimpleNamespace(**dict(zip(names, values)), bus=self.bus, address=self.address, port_number=1,
                                port_numbers=(1,), speed=SPEED_HIGH if self.firmware.usb2 else SPEED_SUPER)
 
