@@ -5,9 +5,10 @@ NT_AMDGPU_METADATA note. Hidden arguments take the values the ROCm runtime (CLR 
 for a launch of `grid` workgroups of `block` work-items (AMDGPUUsage "Code Object V5 Metadata"):
 block counts are whole workgroups (global // local), remainders the size of a partial group (0 here:
 this API launches whole workgroups), grid dims the launch's dimensionality, dynamic LDS the bytes of the
-`__local` arguments (`LocalMemory`) plus the launch's dynamic shared memory. Pointers ROCm fills only for features gputwin does not provide (printf, hostcall, heap,
-device enqueue, multigrid) are written as 0, like ROCm does when the feature is absent; a kernel that
-dereferences one faults at a small address, which names the problem.
+`__local` arguments (`LocalMemory`) plus the launch's dynamic shared memory, the printf buffer the
+driver allocated (gputwin.abi.printf). Pointers ROCm fills only for features gputwin does not provide
+(hostcall, heap, device enqueue, multigrid) are written as 0, like ROCm does when the feature is absent;
+a kernel that dereferences one faults at a small address, which names the problem.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ _INT_TYPES = {"char": True, "uchar": False, "short": True, "ushort": False, "int
 _FLOAT_FMT = {2: "e", 4: "f", 8: "d"}
 
 # hidden kinds written as zero: features absent here (ROCm leaves them zero when it has no such object)
-_ZERO_KINDS = {"hidden_none", "hidden_printf_buffer", "hidden_hostcall_buffer", "hidden_default_queue",
+_ZERO_KINDS = {"hidden_none", "hidden_hostcall_buffer", "hidden_default_queue",
                "hidden_completion_action", "hidden_multigrid_sync_arg", "hidden_heap_v1", "hidden_queue_ptr"}
 
 
@@ -48,6 +49,7 @@ class LaunchInfo:
     dynamic_lds: int = 0                # HIP-style dynamic shared memory, after any __local arguments
     private_base: int = 0               # flat apertures, for gfx8-era hidden_private_base/shared_base
     shared_base: int = 0
+    printf_buffer: int = 0              # GPU address of the printf buffer (0: none, printf prints nothing)
 
 
 def _elem(t: str) -> tuple[str, int] | None:
@@ -112,6 +114,8 @@ def _hidden_value(arg: KernelArg, launch: LaunchInfo) -> int:
         return launch.private_base >> 32
     if kind == "hidden_shared_base":
         return launch.shared_base >> 32
+    if kind == "hidden_printf_buffer":
+        return launch.printf_buffer
     if kind in _ZERO_KINDS:
         return 0
     raise NotImplementedError(f"hidden kernel argument kind {kind!r} is not modelled")

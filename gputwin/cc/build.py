@@ -47,7 +47,7 @@ def language_of(path: str | pathlib.Path) -> str:
 def _tool(name: str) -> str:
     path = shutil.which(f"{name}-19")
     if path is None:
-        pkg = {"clang": "clang-19", "ld.lld": "lld-19"}[name]
+        pkg = {"clang": "clang-19", "ld.lld": "lld-19", "llvm-objcopy": "llvm-19"}[name]
         raise BuildError(f"gputwin cc needs {name}-19 on PATH (apt install {pkg}; LLVM 19 is the toolchain the "
                          "device library is tested with)")
     return path
@@ -91,6 +91,8 @@ def _devlib(arch: str, wave64: bool, cov: int, kind: str) -> bytes:
         with tempfile.TemporaryDirectory(prefix="gputwin-devlib-") as tmp:
             out = pathlib.Path(tmp) / f"devlib.{kind}"
             _run([*cmd, str(DEVLIB / "opencl.cl"), "-o", str(out)], "compiling gputwin's device library")
+            if kind == "o":   # its (kernel-less) metadata note would sit beside the kernel's in the code object
+                _run([_tool("llvm-objcopy"), "--remove-section=.note", str(out)], "llvm-objcopy")
             return out.read_bytes()
     key = f"{_clang_version()}\0{' '.join(cmd[1:])}\0{source}"
     return cache.get_or_build(key, f"devlib-{arch}-{'w64' if wave64 else 'w32'}-v{cov}.{kind}", build)
