@@ -173,6 +173,27 @@ def cmd_run(args) -> int:
             dev.close()
 
 
+def cmd_cc(args) -> int:
+    """Build an HSA code object from OpenCL C (.cl) or HIP (.hip) source with clang-19 and ld.lld-19, linking
+    gputwin's device library (work-item functions, barriers, atomics, printf, math: docs/cc.md). The result
+    loads with dev.load(open(OUT, "rb").read(), "kernel") and runs with `gputwin run OUT kernel ...`."""
+    import pathlib
+    from gputwin import cc
+    from gputwin.abi.code_object import CodeObject
+    out = pathlib.Path(args.output or pathlib.Path(args.source).with_suffix(".hsaco").name)
+    flags = [*(f"-D{d}" for d in args.defines), *(f"-I{i}" for i in args.includes), *args.clang_flag]
+    try:
+        image = cc.compile_file(args.source, args.arch, lang=args.lang, opt=args.opt, wave64=args.wave64,
+                                cov=args.code_object_version, flags=tuple(flags))
+        out.write_bytes(image)
+    except (cc.BuildError, OSError) as e:
+        print(f"gputwin cc: {e}", file=sys.stderr)
+        return 1
+    names = ", ".join(CodeObject.parse(image).kernels) or "none"
+    print(f"wrote {out}: {args.arch} code object v{args.code_object_version}, kernels {names}")
+    return 0
+
+
 def cmd_asm(args) -> int:
     """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding."""
     from gputwin.emu.amd.isa import tool
@@ -261,6 +282,23 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--dev", help="device spec (default: $DEV, else MOCKAMD)")
     demo.add_argument("--seed", type=int, default=0, help="seed for the random weights and inputs")
     demo.set_defaults(func=cmd_demo)
+
+    from gputwin.cc.build import CODE_OBJECT_VERSIONS, OPT_LEVELS
+    cc = sub.add_parser("cc", help="build a code object from OpenCL C (.cl) or HIP (.hip) source",
+                        description=cmd_cc.__doc__)
+    cc.add_argument("source", help="kernel source: .cl (OpenCL C 2.0) or .hip (HIP, device code)")
+    cc.add_argument("--arch", default="gfx1100", help="target processor: gfx1100 (default), gfx1201, gfx942, ...")
+    cc.add_argument("-o", dest="output", help="output code object (default: SOURCE's name with .hsaco)")
+    cc.add_argument("-O", dest="opt", default="2", choices=OPT_LEVELS, help="optimisation level (default -O2)")
+    cc.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
+    cc.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR", help="add an include directory")
+    cc.add_argument("--lang", choices=("opencl", "hip"), help="source language (default: from the extension)")
+    cc.add_argument("--wave64", action="store_true", help="wave64 code on gfx10+ (gfx9 is always wave64)")
+    cc.add_argument("--code-object-version", type=int, default=5, choices=CODE_OBJECT_VERSIONS,
+                    help="code object version (default 5)")
+    cc.add_argument("--clang-flag", action="append", default=[], metavar="FLAG",
+                    help="one more flag for clang, e.g. --clang-flag=-cl-std=CL3.0 (repeatable)")
+    cc.set_defaults(func=cmd_cc)
 
     asm = sub.add_parser("asm", help="assemble AMDGPU assembly (llvm-mc -show-encoding format)",
                          description=cmd_asm.__doc__)

@@ -126,7 +126,7 @@ def compile_file(path: str | pathlib.Path, arch: str = "gfx1100", *, lang: str |
         if lang == "opencl":
             lib_bc = tmpdir / "devlib.bc"
             lib_bc.write_bytes(_devlib(arch, wave64, cov, "bc"))
-            obj = tmpdir / "kernel.o"
+            obj = tmpdir / f"{path.stem}.o"   # the name ld.lld quotes in "referenced by"
             log = _run([_tool("clang"), "-x", "cl", "-cl-std=CL2.0", "-target", _TARGET, f"-mcpu={arch}", "-nogpulib",
                         f"-O{opt}", "-cl-kernel-arg-info", *target, *flags, "-Xclang", "-mlink-builtin-bitcode",
                         "-Xclang", str(lib_bc), "-c", str(path), "-o", str(obj)], "clang")
