@@ -4,7 +4,7 @@ Facts (LLVM AMDGPUUsage "Code Object V3+ Metadata" amdhsa.printf; AMDGPUPrintfRu
 OpenCL, AMDGPUEmitPrintf.cpp for HIP's -mprintf-kind=buffered; ROCm-Device-Libs __printf_alloc):
 - The kernel's hidden_printf_buffer argument points at the buffer: a uint32 write offset, a uint32 size
   of the whole buffer, then records from byte 8, each reserved atomically by __printf_alloc.
-- OpenCL: metadata strings "ID:N:S1:...:SN:FORMAT" (FORMAT with C escapes such as \\n spelled out); a
+- OpenCL: metadata strings "ID:N:S1:...:SN:FORMAT" (FORMAT with \\n, \\a ... and \\72 for ':' spelled out); a
   record is the uint32 ID followed by the N arguments, argument k taking Sk bytes (constant %s strings
   copied in, NUL-padded to 4 bytes; float arguments as float, vectors as their elements).
 - HIP (buffered): metadata strings "0:0:HASH,FORMAT" (HASH the low 64 bits of FORMAT's MD5, hex); a
@@ -67,9 +67,14 @@ class PrintfFormats:
         return bool(self.opencl or self.hip)
 
 
+_ESCAPED = re.compile(r"\\([abfnrv]|72)")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "v": "\v", "72": ":"}
+
+
 def _unescape(fmt: str) -> str:
-    """OpenCL's metadata spells C escapes out (a newline is backslash-n); turn them back into characters."""
-    return fmt.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    """OpenCL's metadata spells some characters as escapes: \\a \\b \\f \\n \\r \\v, and ':' (the field
+    separator) as \\72; tabs and backslashes stay as they are (what clang-19 writes)."""
+    return _ESCAPED.sub(lambda m: _ESCAPES[m.group(1)], fmt)
 
 
 def decode(formats: PrintfFormats, buffer: bytes) -> tuple[list[tuple[int, str]], int]:
@@ -171,15 +176,15 @@ def _value(raw: bytes, conv: str):
     return int.from_bytes(raw, "little")
 
 
-def _integer(v: int, conv: str, length: str | None, default_bits: int) -> int:
-    bits = _INT_BITS.get(length or "", default_bits)
+def _integer(v: int, conv: str, length: str | None) -> int:
+    bits = _INT_BITS.get(length or "", 32)   # int is 32 bits, long 64 (OpenCL C and HIP alike)
     v &= (1 << bits) - 1
     if conv in "di" and v >> (bits - 1):
         v -= 1 << bits
     return v
 
 
-def _one(spec: re.Match, flags: str, value, width: int | None, prec: int | None, bits: int) -> str:
+def _one(spec: re.Match, flags: str, value, width: int | None, prec: int | None) -> str:
     conv, length = spec["conv"], spec["len"]
     w = "" if width is None else str(width)
     pr = "" if prec is None else f".{prec}"
@@ -194,11 +199,11 @@ def _one(spec: re.Match, flags: str, value, width: int | None, prec: int | None,
         return f"%{flags}{w}s" % (text.upper() if conv == "A" else text)
     if conv in "eEfFgG":
         return f"%{flags}{w}{pr}{conv}" % value
-    v = _integer(value, conv, length, bits)
+    v = _integer(value, conv, length)
     return f"%{flags}{w}{pr}{'d' if conv in 'iu' else conv}" % v
 
 
-def render(fmt: str, args, int_bits: int = 32) -> str:
+def render(fmt: str, args) -> str:
     """`fmt` with each conversion filled from `args` (an object whose take(conv, length, count) returns the
     values of the next argument), as C printf would print it."""
     out, pos = [], 0
@@ -218,10 +223,10 @@ def render(fmt: str, args, int_bits: int = 32) -> str:
         count = int(m["vec"][1:]) if m["vec"] else 1
         values = args.take(conv, m["len"], count)
         if conv != "n":
-            out.append(",".join(_one(m, flags, v, width, prec, int_bits) for v in values))
+            out.append(",".join(_one(m, flags, v, width, prec) for v in values))
     out.append(fmt[pos:])
     return "".join(out)
 
 
 def _star(args) -> int:
-    return _integer(args.take("d", None, 1)[0], "d", None, 32)
+    return _integer(args.take("d", None, 1)[0], "d", None)
