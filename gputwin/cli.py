@@ -194,23 +194,72 @@ def cmd_cc(args) -> int:
     return 0
 
 
+def _mc_target(args, what: str) -> tuple[str | None, bool]:
+    """(processor, wave64) from llvm-mc's spellings: --arch/-mcpu, -triple (amdgcn only), -mattr."""
+    if args.triple and not args.triple.startswith("amdgcn"):
+        raise ValueError(f"-triple={args.triple}: gputwin {what} handles amdgcn (AMDGPU) code only")
+    mattr = (args.mattr or "").split(",")
+    return args.arch, args.wave64 or "+wavefrontsize64" in mattr
+
+
+def _read_input(path: str | None, binary: bool = False):
+    if not path or path == "-":
+        return sys.stdin.buffer.read() if binary else sys.stdin.read()
+    with open(path, "rb" if binary else "r") as f:
+        return f.read()
+
+
 def cmd_asm(args) -> int:
-    """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding."""
+    """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding,
+    or write an ELF object with -filetype=obj -o OUT. Takes llvm-mc's flags (-triple=, -mcpu=, -mattr=,
+    -show-encoding, -disassemble), so it can stand in for llvm-mc in scripts."""
     from gputwin.emu.amd.isa import tool
-    source = open(args.file).read() if args.file else sys.stdin.read()
-    return tool.asm(source, args.arch, sys.stdout, sys.stderr, args.wave64)
+    if args.disassemble:
+        return cmd_disasm(args)
+    try:
+        arch, wave64 = _mc_target(args, "asm")
+        source = _read_input(args.file)
+        filename = args.file if args.file and args.file != "-" else "<stdin>"
+        if args.filetype == "obj":
+            if not args.output:
+                raise ValueError("-filetype=obj needs -o FILE (an object file is not for the terminal)")
+            image = tool.asm_object(source, arch or "gfx1100", sys.stderr, wave64, filename)
+            if image is None:
+                return 1
+            with open(args.output, "wb") as f:
+                f.write(image)
+            return 0
+        if args.output:
+            with open(args.output, "w") as out:
+                return tool.asm(source, arch or "gfx1100", out, sys.stderr, wave64, filename)
+        return tool.asm(source, arch or "gfx1100", sys.stdout, sys.stderr, wave64, filename)
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as e:
+        print(f"gputwin asm: {e}", file=sys.stderr)
+        return 2
 
 
 def cmd_disasm(args) -> int:
-    """Disassemble byte lines (llvm-mc -disassemble input) or every kernel of a code object (--elf)."""
+    """Disassemble byte lines (llvm-mc -disassemble input) or every kernel of a code object (--elf FILE, or
+    a FILE that is an ELF; the processor comes from its ELF header unless --arch/-mcpu says otherwise, as
+    llvm-objdump does)."""
     from gputwin.abi.code_object import CodeObjectError
     from gputwin.emu.amd.isa import tool
     try:
-        if args.elf:
-            return tool.disasm_elf(open(args.elf, "rb").read(), args.arch, sys.stdout, sys.stderr, args.show_encoding)
-        source = open(args.file).read() if args.file else sys.stdin.read()
-        return tool.disasm(source, args.arch, sys.stdout, sys.stderr, args.show_encoding, args.wave64)
-    except (OSError, CodeObjectError) as e:
+        arch, wave64 = _mc_target(args, "disasm")
+        elf = args.elf
+        if elf is None and args.file and args.file != "-":
+            with open(args.file, "rb") as f:
+                elf = args.file if f.read(4) == b"\x7fELF" else None
+        if elf:
+            return tool.disasm_elf(_read_input(elf, binary=True), arch, sys.stdout, sys.stderr, args.show_encoding)
+        filename = args.file if args.file and args.file != "-" else "<stdin>"
+        return tool.disasm(_read_input(args.file), arch or "gfx1100", sys.stdout, sys.stderr, args.show_encoding,
+                           wave64, filename)
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError, CodeObjectError) as e:
         print(f"gputwin disasm: {e}", file=sys.stderr)
         return 2
 
@@ -251,6 +300,17 @@ def cmd_hil(args) -> int:
             return 2
         return 0
     return 1 if hil.replay(args.dir) else 0
+
+
+def _mc_flags(p: argparse.ArgumentParser) -> None:
+    """The target and output flags `asm` and `disasm` share, in llvm-mc's spellings and gputwin's."""
+    p.add_argument("--arch", "-mcpu", "--mcpu", dest="arch", metavar="PROCESSOR",
+                   help="target processor (default gfx1100; disasm of an ELF: its header's)")
+    p.add_argument("-triple", "--triple", help="target triple (amdgcn-amd-amdhsa; accepted for llvm-mc scripts)")
+    p.add_argument("-mattr", "--mattr", help="target features; +wavefrontsize64 means --wave64")
+    p.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")
+    p.add_argument("-show-encoding", "--show-encoding", dest="show_encoding", action="store_true",
+                   help="add each instruction's bytes (asm always shows them)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -303,17 +363,21 @@ def build_parser() -> argparse.ArgumentParser:
     asm = sub.add_parser("asm", help="assemble AMDGPU assembly (llvm-mc -show-encoding format)",
                          description=cmd_asm.__doc__)
     asm.add_argument("file", nargs="?", help="assembly source (default: stdin)")
-    asm.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
-    asm.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")
+    _mc_flags(asm)
+    asm.add_argument("-filetype", "--filetype", default="asm", choices=("asm", "obj"),
+                     help="asm: print the encodings (default); obj: write an ELF object to -o")
+    asm.add_argument("-o", dest="output", help="output file (default: stdout)")
+    asm.add_argument("-disassemble", "--disassemble", action="store_true", help="disassemble instead (as disasm)")
+    asm.add_argument("--elf", help=argparse.SUPPRESS)
     asm.set_defaults(func=cmd_asm)
 
     dis = sub.add_parser("disasm", help="disassemble AMDGPU machine code (llvm-mc -disassemble format)",
                          description=cmd_disasm.__doc__)
-    dis.add_argument("file", nargs="?", help="lines of bytes like 0x01,0x05,0x00,0x06 (default: stdin)")
-    dis.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
+    dis.add_argument("file", nargs="?", help="lines of bytes like 0x01,0x05,0x00,0x06, or an ELF code object "
+                                             "(default: stdin)")
+    _mc_flags(dis)
     dis.add_argument("--elf", help="an HSA code object (.hsaco): disassemble each kernel")
-    dis.add_argument("--show-encoding", action="store_true", help="add each instruction's bytes")
-    dis.add_argument("--wave64", action="store_true", help="wave64 code (--elf reads it from each kernel)")
+    dis.add_argument("-disassemble", "--disassemble", action="store_true", help=argparse.SUPPRESS)
     dis.set_defaults(func=cmd_disasm)
 
     conf = sub.add_parser("conformance", help="ISA coverage of the emulator and what verifies each instruction",
@@ -343,7 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:   # `gputwin disasm x | head`: the reader left; stop quietly, as a SIGPIPE'd tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # Python's own flush at exit must not raise again
+        return 128 + 13
 
 
 if __name__ == "__main__":
