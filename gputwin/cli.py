@@ -93,10 +93,14 @@ def cmd_run(args) -> int:
     The file is PTX when it is text with a `.entry` (nvcc -ptx, gputwin's compiler): it runs on an NV device
     (default MOCKNV when neither --dev nor $DEV names one); otherwise it is a code object (default MOCKAMD).
     --arg forms: a number (typed by the kernel's metadata / .param types); buf:SIZE (SIZE zeroed bytes);
-    buf:DTYPE:N (N zeroed elements); buf:DTYPE=v1,v2,... (initialised). Buffers print as their DTYPE, or
-    for buf:SIZE as the element type of the kernel's pointer parameter (code objects; PTX: bytes)."""
+    buf:DTYPE:N (N zeroed elements); buf:DTYPE=v1,v2,... (initialised); bytes:HEX (a by-value argument
+    given byte by byte, e.g. a struct); struct:DTYPE=v,DTYPE=v,... (a struct's fields in order, each at its
+    natural alignment, padded to the argument's size); local:NBYTES (an OpenCL __local pointer: NBYTES of
+    LDS per workgroup). Buffers print as their DTYPE, or for buf:SIZE as the element type of the kernel's
+    pointer parameter (code objects; PTX: bytes), under the parameter's name (argN when it has none)."""
     import numpy as np
     from gputwin.abi.code_object import CodeObject, CodeObjectError
+    from gputwin.abi.kernargs import LocalMemory
     from gputwin.drivers.nv import ptx_params
     c_types = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
                "uint": "uint32", "long": "int64", "ulong": "uint64", "half": "float16", "float": "float32",
@@ -122,10 +126,7 @@ def cmd_run(args) -> int:
             info = kernels[args.kernel]
             params = info.params
         else:
-            co = CodeObject.parse(image)
-            if args.kernel not in co.kernels:
-                raise gputwin.KernelNotFound(args.kernel, list(co.kernels))
-            info = co.kernels[args.kernel]
+            info = CodeObject.parse(image).find_kernel(args.kernel)
             params = info.explicit_args
         dev = gputwin.open_device(args.dev or os.environ.get("DEV") or ("MOCKNV" if is_ptx else None))
         dev = dev[0] if isinstance(dev, tuple) else dev
@@ -135,7 +136,17 @@ def cmd_run(args) -> int:
         prg = dev.load(image, args.kernel)
         values, buffers = [], []
         for i, text in enumerate(args.arg):
-            if not text.startswith("buf:"):
+            kind, _, spec = text.partition(":")
+            if kind == "bytes":
+                values.append(bytes.fromhex(spec))
+                continue
+            if kind == "struct":
+                values.append(_struct_bytes(spec, params[i].size if i < len(params) and not is_ptx else None))
+                continue
+            if kind == "local":
+                values.append(LocalMemory(int(spec, 0)))
+                continue
+            if kind != "buf":
                 values.append(number(text))
                 continue
             spec = text[4:]
@@ -153,11 +164,11 @@ def cmd_run(args) -> int:
             dev.copyin(buf, host)
             values.append(buf)
             buffers.append((i, buf, host))
-        prg(*values, grid=dims(args.grid), block=dims(args.block))
+        prg(*values, grid=dims(args.grid), block=dims(args.block), lds=args.lds)
         dev.synchronize()
         for i, buf, host in buffers:
             dev.copyout(host, buf)
-            name = params[i].name if i < len(params) else f"arg{i}"
+            name = (params[i].name if i < len(params) else "") or f"arg{i}"
             print(f"{name} ({host.dtype}[{host.size}]): {np.array2string(host[:args.show], threshold=args.show)}"
                   + (" ..." if host.size > args.show else ""))
         print(f"{info.signature()} ran on {dev.name}: grid {dims(args.grid)}, block {dims(args.block)}")
@@ -189,7 +200,7 @@ def cmd_cc(args) -> int:
     except (cc.BuildError, OSError) as e:
         print(f"gputwin cc: {e}", file=sys.stderr)
         return 1
-    names = ", ".join(CodeObject.parse(image).kernels) or "none"
+    names = ", ".join(sorted(CodeObject.parse(image).kernels)) or "none"
     print(f"wrote {out}: {args.arch} code object v{args.code_object_version}, kernels {names}")
     return 0
 
@@ -207,6 +218,25 @@ def _read_input(path: str | None, binary: bool = False):
         return sys.stdin.buffer.read() if binary else sys.stdin.read()
     with open(path, "rb" if binary else "r") as f:
         return f.read()
+
+
+def _struct_bytes(spec: str, size: int | None) -> bytes:
+    """struct:DTYPE=v,DTYPE=v,...: the fields packed as C lays out a struct (each at its natural
+    alignment), padded to `size` (the argument's size from the metadata) when known."""
+    import numpy as np
+    out = bytearray()
+    for field in spec.split(","):
+        dtype, eq, value = field.partition("=")
+        if not eq:
+            raise ValueError(f"struct field {field!r}: write DTYPE=VALUE, e.g. float32=1.5")
+        dt = np.dtype(dtype)
+        out += bytes(-len(out) % dt.alignment)
+        out += np.array(float(value) if dt.kind == "f" else int(value, 0), dt).tobytes()
+    if size is not None:
+        if len(out) > size:
+            raise ValueError(f"struct:{spec} packs {len(out)} bytes; the argument has {size}")
+        out += bytes(size - len(out))
+    return bytes(out)
 
 
 def cmd_asm(args) -> int:
@@ -333,6 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--block", default="1", help="work-items per workgroup X[,Y[,Z]] (default 1)")
     run.add_argument("--arg", action="append", default=[], help="a kernel argument, in order (see above)")
     run.add_argument("--show", type=int, default=16, help="elements of each buffer to print (default 16)")
+    run.add_argument("--lds", type=int, default=0, help="bytes of dynamic shared memory per workgroup (HIP's "
+                                                        "extern __shared__)")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run an MLP + attention workload on a device and check it",

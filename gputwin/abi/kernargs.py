@@ -61,39 +61,46 @@ def _elem(t: str) -> tuple[str, int] | None:
     return None
 
 
-def _pack_value(arg: KernelArg, value, sig: str) -> bytes:
+def arg_label(index: int, arg: KernelArg) -> str:
+    """How messages name explicit argument `index`: its position and its name (`arg2` when it has none,
+    as HIP's metadata gives none), never a byte offset."""
+    return f"argument {index} ({arg.name or f'arg{index}'})"
+
+
+def _pack_value(index: int, arg: KernelArg, value, sig: str) -> bytes:
     """The bytes of one by_value argument, typed by its `.type_name` (or by size when there is none)."""
     t = arg.type_name.strip().removeprefix("const ").strip()
+    what = arg_label(index, arg)
     if isinstance(value, (bytes, bytearray, memoryview)):
         if len(value) != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset} wants {arg.size} bytes, got {len(value)}; {sig}")
+            raise TypeError(f"{what} wants {arg.size} bytes, got {len(value)}; {sig}")
         return bytes(value)
     if isinstance(value, np.ndarray):
         if value.nbytes != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset} wants {arg.size} bytes, got an array of "
+            raise TypeError(f"{what} wants {arg.size} bytes, got an array of "
                             f"{value.nbytes}; {sig}")
         return value.tobytes()
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"argument {arg.name or arg.offset} ({t or 'by_value'}) cannot take "
+        raise TypeError(f"{what} ({t or 'by_value'}) cannot take "
                         f"{type(value).__name__}; {sig}")
     el = _elem(t)
     if el is not None and el[1] != 1:
-        raise TypeError(f"argument {arg.name} is a vector {t}: pass bytes or a numpy array; {sig}")
+        raise TypeError(f"{what} is a vector {t}: pass bytes or a numpy array; {sig}")
     base = el[0] if el else None
     if base in _FLOAT_TYPES or (base is None and isinstance(value, float)):
         fmt = _FLOAT_TYPES[base][0] if base else _FLOAT_FMT.get(arg.size)
         if fmt is None or struct.calcsize(fmt) != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset}: no {arg.size}-byte float; {sig}")
+            raise TypeError(f"{what}: no {arg.size}-byte float; {sig}")
         return np.array(value, dtype="<" + fmt).tobytes()
     if isinstance(value, float):
-        raise TypeError(f"argument {arg.name or arg.offset} is {t}: got float {value!r}; {sig}")
+        raise TypeError(f"{what} is {t}: got float {value!r}; {sig}")
     signed = _INT_TYPES.get(base, value < 0)
     bits = 8 * arg.size
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if not lo <= value <= hi:
-        raise TypeError(f"argument {arg.name or arg.offset} ({t or f'{bits}-bit int'}) out of range: {value}; {sig}")
+        raise TypeError(f"{what} ({t or f'{bits}-bit int'}) out of range: {value}; {sig}")
     return (value & ((1 << bits) - 1)).to_bytes(arg.size, "little")
 
 
@@ -173,17 +180,17 @@ def build_kernargs(kernel: KernelInfo, args: tuple, launch: LaunchInfo, pointer_
     for i, (a, v) in enumerate(zip(explicit, args)):
         if a.value_kind == "dynamic_shared_pointer":
             if not isinstance(v, LocalMemory) or v.nbytes < 0:
-                raise TypeError(f"argument {a.name or a.offset} ({a.type_name or 'local pointer'}) wants "
+                raise TypeError(f"{arg_label(i, a)} ({a.type_name or 'local pointer'}) wants "
                                 f"LocalMemory(nbytes), got {v!r}; {sig}")
             data = local[i].to_bytes(8, "little")[:a.size]
         elif a.value_kind == "global_buffer":
             try:
                 va = pointer_of(v)
             except TypeError as e:
-                raise TypeError(f"argument {a.name or a.offset} ({a.type_name or 'pointer'}): {e}; {sig}") from None
+                raise TypeError(f"{arg_label(i, a)} ({a.type_name or 'pointer'}): {e}; {sig}") from None
             data = va.to_bytes(8, "little")[:a.size]
         elif a.value_kind == "by_value":
-            data = _pack_value(a, v, sig)
+            data = _pack_value(i, a, v, sig)
         else:
             raise NotImplementedError(f"{kernel.name}: argument kind {a.value_kind!r} is not supported")
         out[a.offset:a.offset + a.size] = data
