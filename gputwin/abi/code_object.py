@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import msgpack
@@ -292,6 +292,65 @@ def source_name(symbol: str) -> str | None:
     return "::".join(parts) or None
 
 
+# Itanium C++ ABI builtin type codes (section 5.1.5) -> the OpenCL/C spellings kernargs.py understands
+_BUILTIN_TYPES = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "uchar", "s": "short",
+                  "t": "ushort", "i": "int", "j": "uint", "l": "long", "m": "ulong", "x": "long long",
+                  "y": "unsigned long long", "f": "float", "d": "double", "Dh": "half", "DF16_": "_Float16"}
+
+
+def _mangled_type(sym: str, pos: int, subs: list[str]) -> tuple[str, int]:
+    """One <type> of an Itanium mangled name at `pos`: (spelling, end). Raises ValueError for the parts
+    this small reader does not know (templates, nested names, function types)."""
+    for code in ("DF16_", "Dh"):
+        if sym.startswith(code, pos):
+            return _BUILTIN_TYPES[code], pos + len(code)
+    c = sym[pos:pos + 1]
+    if c in _BUILTIN_TYPES:
+        return _BUILTIN_TYPES[c], pos + 1
+    if c in ("P", "R", "K", "V", "r"):
+        inner, end = _mangled_type(sym, pos + 1, subs)
+        text = {"P": f"{inner}*", "R": f"{inner}&", "K": f"const {inner}", "V": f"volatile {inner}",
+                "r": f"{inner} restrict"}[c]
+        subs.append(text)
+        return text, end
+    if c == "S":
+        m = re.compile(r"S([0-9A-Z]*)_").match(sym, pos)
+        if not m:
+            raise ValueError("unknown substitution")
+        index = int(m.group(1), 36) + 1 if m.group(1) else 0
+        return subs[index], m.end()
+    if c == "D" and sym.startswith("Dv", pos):   # vector: Dv<count>_<element>
+        m = re.compile(r"Dv(\d+)_").match(sym, pos)
+        elem, end = _mangled_type(sym, m.end(), subs)
+        text = f"{elem}{m.group(1)}"
+        subs.append(text)
+        return text, end
+    m = _NESTED.match(sym, pos)
+    if m:   # a class, struct or enum by its name
+        n = int(m.group(1))
+        text = sym[m.end():m.end() + n]
+        subs.append(text)
+        return text, m.end() + n
+    raise ValueError(f"type code {c!r}")
+
+
+def mangled_parameter_types(symbol: str) -> list[str] | None:
+    """The parameter types of a plain (non-nested, non-template) mangled function name:
+    `_Z5scalePffi` -> ['float*', 'float', 'int']; None where the name is not of that simple form. HIP
+    kernels' metadata has no type names; this is where the types are then."""
+    m = re.compile(r"_Z(\d+)").match(symbol)
+    if not m:
+        return None
+    pos, subs, out = m.end() + int(m.group(1)), [], []
+    try:
+        while pos < len(symbol):
+            text, pos = _mangled_type(symbol, pos, subs)
+            out.append(text)
+    except (ValueError, IndexError):
+        return None
+    return [] if out == ["void"] else out
+
+
 class CodeObject:
     def __init__(self, data: bytes):
         self.data = bytes(data)
@@ -494,6 +553,11 @@ class CodeObject:
             args.append(KernelArg(offset, size, str(a[".value_kind"]), str(a.get(".name", "")),
                                   str(a.get(".type_name", "")), str(a.get(".address_space", "")),
                                   bool(a.get(".is_const", False)), int(a.get(".pointee_align", 0))))
+        explicit = [i for i, a in enumerate(args) if not a.hidden]
+        types = mangled_parameter_types(name) if not any(args[i].type_name for i in explicit) else None
+        if types is not None and len(types) == len(explicit):   # HIP: the types the metadata leaves out
+            for i, t in zip(explicit, types):
+                args[i] = replace(args[i], type_name=t)
         return KernelInfo(name, symname, sym.value, entry, desc, md, args)
 
     # --- the loadable image --------------------------------------------------------------------------------

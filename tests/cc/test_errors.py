@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 from gputwin import cc
-from gputwin.abi.code_object import CodeObject, CodeObjectError, source_name
+from gputwin.abi.code_object import CodeObject, CodeObjectError, mangled_parameter_types, source_name
 from gputwin.abi.device_libs import provider
 from gputwin.cc import build
 from gputwin.errors import KernelNotFound
@@ -80,6 +80,21 @@ def test_cpp_names_find_hip_kernels_unless_ambiguous(toolchain):
                                           ("_ZNK1a1bEv", "a::b"), ("_Z3addIfEvPT_", "add"), ("vadd", None)])
 def test_source_names_of_mangled_symbols(symbol, name):
     assert source_name(symbol) == name
+
+
+@pytest.mark.parametrize("symbol, types", [
+    ("_Z5scalePffi", ["float*", "float", "int"]), ("_Z5saxpyPfS_fi", ["float*", "float*", "float", "int"]),
+    ("_Z1kPKfS0_", ["const float*", "const float*"]), ("_Z5applyPf6Affine", ["float*", "Affine"]),
+    ("_Z1kDv4_fS_", ["float4", "float4"]), ("_Z1kv", []), ("_ZN2ns1kEv", None), ("_Z3addIfEvPT_", None)])
+def test_parameter_types_of_mangled_names(symbol, types):
+    """HIP metadata has no type names: they come from the mangled name, so a float parameter takes 10 as 10.0."""
+    assert mangled_parameter_types(symbol) == types
+
+
+def test_hip_kernels_get_their_parameter_types(toolchain):
+    src = "#include <hip/hip_runtime.h>\n__global__ void scale(float *v, float s, int n) { v[n] *= s; }\n"
+    assert CodeObject.parse(cc.compile_source(src, "hip")).find_kernel("scale").signature() == \
+        "_Z5scalePffi(float* arg0, float arg1, int arg2)"
 
 
 @pytest.mark.parametrize("symbol, says", [("__ocml_sin_f32", "ocml.bc"), ("__ockl_printf_begin", "-mprintf-kind=buffered"),
