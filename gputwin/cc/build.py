@@ -81,8 +81,9 @@ def _target_flags(arch: str, wave64: bool, cov: int) -> list[str]:
 
 
 def _devlib(arch: str, wave64: bool, cov: int, kind: str) -> bytes:
-    """gputwin's OpenCL device library for one target, as LLVM bitcode (`kind` "bc") or an object ("o")."""
-    source = (DEVLIB / "opencl.cl").read_text()
+    """gputwin's OpenCL device library for one target: "bc", the built-ins as LLVM bitcode (opencl.cl), or
+    "o", the object ld.lld links (printf.cl: what the back end calls after bitcode linking)."""
+    source = DEVLIB / {"bc": "opencl.cl", "o": "printf.cl"}[kind]
     cmd = [_tool("clang"), "-x", "cl", "-cl-std=CL2.0", "-target", _TARGET, f"-mcpu={arch}", "-nogpulib", "-O2",
            *_target_flags(arch, wave64, cov)]
     cmd += ["-c", "-emit-llvm"] if kind == "bc" else ["-c", "-ffunction-sections"]
@@ -90,11 +91,12 @@ def _devlib(arch: str, wave64: bool, cov: int, kind: str) -> bytes:
     def build() -> bytes:
         with tempfile.TemporaryDirectory(prefix="gputwin-devlib-") as tmp:
             out = pathlib.Path(tmp) / f"devlib.{kind}"
-            _run([*cmd, str(DEVLIB / "opencl.cl"), "-o", str(out)], "compiling gputwin's device library")
+            _run([*cmd, str(source), "-o", str(out)], "compiling gputwin's device library")
             if kind == "o":   # its (kernel-less) metadata note would sit beside the kernel's in the code object
                 _run([_tool("llvm-objcopy"), "--remove-section=.note", str(out)], "llvm-objcopy")
             return out.read_bytes()
-    key = f"{_clang_version()}\0{' '.join(cmd[1:])}\0{source}"
+    texts = "\0".join(p.read_text() for p in sorted(DEVLIB.glob("*.[ch]*")))
+    key = f"{_clang_version()}\0{' '.join(cmd[1:])}\0{source.name}\0{texts}"
     return cache.get_or_build(key, f"devlib-{arch}-{'w64' if wave64 else 'w32'}-v{cov}.{kind}", build)
 
 

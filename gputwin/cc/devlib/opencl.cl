@@ -3,26 +3,10 @@
    bitcode once per target (cached) and links it into each kernel with -mlink-builtin-bitcode, the way
    ROCm links its device libraries: only the functions a kernel calls end up in its code object.
 
-   Sizes come from the hidden kernel arguments (code object v5: AMDGPUUsage "Code Object V5 Metadata"
-   offsets from the implicit-argument pointer) or the HSA dispatch packet (code object v4), chosen by
-   GT_COV, which `gputwin cc` sets from the code object version it builds. Printf follows the ROCm
-   printf buffer protocol (docs/cc.md). */
+   Sizes come from the hidden kernel arguments (implicit.h). printf's buffer allocation lives in
+   printf.cl: the back end emits its calls after bitcode linking, so it is linked as an object. */
 
-#if GT_COV >= 5
-#define GT_IMPLICIT(type, offset) (*(__constant type *)((__constant char *)__builtin_amdgcn_implicitarg_ptr() + (offset)))
-#define GT_BLOCK_COUNT(d) GT_IMPLICIT(uint, 4 * (d))
-#define GT_GROUP_SIZE(d) GT_IMPLICIT(ushort, 12 + 2 * (d))
-#define GT_REMAINDER(d) GT_IMPLICIT(ushort, 18 + 2 * (d))
-#define GT_GLOBAL_OFFSET(d) GT_IMPLICIT(ulong, 40 + 8 * (d))
-#define GT_WORK_DIM() GT_IMPLICIT(ushort, 64)
-#define GT_PRINTF_BUFFER() GT_IMPLICIT(ulong, 72)
-#else
-#define GT_PACKET(type, offset) (*(__constant type *)((__constant char *)__builtin_amdgcn_dispatch_ptr() + (offset)))
-#define GT_IMPLICIT(type, offset) (*(__constant type *)((__constant char *)__builtin_amdgcn_implicitarg_ptr() + (offset)))
-#define GT_GLOBAL_OFFSET(d) GT_IMPLICIT(ulong, 8 * (d))
-#define GT_WORK_DIM() (GT_PACKET(ushort, 2) & 3)
-#define GT_PRINTF_BUFFER() GT_IMPLICIT(ulong, 24)
-#endif
+#include "implicit.h"
 
 #define OVL __attribute__((overloadable))
 #define ALWAYS __attribute__((always_inline))
@@ -220,16 +204,3 @@ float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.1591549430918
   T OVL clamp(T x, T lo, T hi) { return __builtin_elementwise_min(__builtin_elementwise_max(x, lo), hi); } \
   T OVL abs(T x) { return x; }
 GT_VEC2(GT_INT, int, uint) GT_VEC2(GT_INT, long, ulong) GT_VEC2(GT_UINT, uint, uint) GT_VEC2(GT_UINT, ulong, ulong)
-
-/* ---- printf: reserve a record in the buffer the hidden_printf_buffer argument points at ----
-   Buffer: uint write offset, uint size of the whole buffer, then records from byte 8 (ROCm's layout).
-   The offset only grows, also for a record that does not fit, so the driver can tell how much was lost. */
-__global char *__printf_alloc(uint bytes) {
-  __global uint *buf = (__global uint *)GT_PRINTF_BUFFER();
-  if (buf == 0) return 0;
-  uint size = buf[1];
-  uint offset = __opencl_atomic_fetch_add((volatile __global atomic_uint *)buf, bytes, memory_order_relaxed,
-                                          memory_scope_device);
-  if ((ulong)offset + bytes + 8 > size) return 0;
-  return (__global char *)buf + 8 + offset;
-}
