@@ -1,11 +1,11 @@
 """The README's "Write your own kernel" section works as written: its files are written, its shell lines
-and Python blocks run (in a fresh process each, in a scratch directory), and each `text` block's lines
-appear, in order, in what the commands before it printed."""
+(`gputwin ...`, through the CLI's main) and Python blocks run in a scratch directory, and each `text`
+block's lines appear, in order, in what the commands before it printed."""
 import pathlib
 import re
 import shlex
-import subprocess
-import sys
+
+from gputwin.cli import main
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"```(\w+)(?: (\S+))?\n(.*?)```", re.S)
@@ -17,13 +17,8 @@ def section() -> str:
     return text[start:text.index("\n## ", start + 1)]
 
 
-def run(cmd: list[str], cwd: pathlib.Path) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-def test_write_your_own_kernel_works_as_written(toolchain, tmp_path):
+def test_write_your_own_kernel_works_as_written(toolchain, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
     blocks = BLOCK.findall(section())
     kinds = [k for k, _, _ in blocks]
     assert kinds.count("text") == 2 and "python" in kinds and "sh" in kinds
@@ -36,9 +31,11 @@ def test_write_your_own_kernel_works_as_written(toolchain, tmp_path):
             for line in filter(None, body.splitlines()):
                 argv = shlex.split(line)
                 assert argv[0] == "gputwin"
-                printed += run([sys.executable, "-m", "gputwin.cli", *argv[1:]], tmp_path)
+                assert main(argv[1:]) == 0, capsys.readouterr()
+                printed += capsys.readouterr().out
         elif kind == "python":
-            printed += run([sys.executable, "-c", body], tmp_path)
+            exec(compile(body, "README.md", "exec"), {})
+            printed += capsys.readouterr().out
         elif kind == "text":
             lines, pos = printed.splitlines(), 0
             for want in body.splitlines():
