@@ -254,7 +254,7 @@ class AMDDevice(HCQDevice):
         kernel = LoadedKernel(info, buf.va, self.arch)
         if kernel.code_va % 256:
             raise CodeObjectError(f"kernel {name}: its entry at {kernel.code_va:#x} (image offset "
-                                  f"{co.kernels[name].entry_offset:#x}) is not 256-byte aligned, as "
+                                  f"{info.entry_offset:#x}) is not 256-byte aligned, as "
                                   "COMPUTE_PGM_LO (address >> 8) needs")
         if kernel.segment_size > self._kernargs.size:
             raise CodeObjectError(f"kernel {name}: a kernarg segment of {kernel.segment_size} bytes does not fit "

@@ -21,7 +21,7 @@ from gputwin.abi.code_object import CodeObject
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs
 from gputwin.emu.amd.dispatch import Counters, Dispatch, run_dispatch
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction, KernelNotFound
+from gputwin.errors import IllegalInstruction
 
 PAGE = 0x1000
 
@@ -55,9 +55,7 @@ class Kernel:
     """One kernel of a loaded code object; calling it runs a dispatch and returns the Counters."""
 
     def __init__(self, arena: Arena, co: CodeObject, base: int, name: str):
-        if name not in co.kernels:
-            raise KernelNotFound(name, list(co.kernels))
-        self.arena, self.co, self.base, self.info = arena, co, base, co.kernels[name]
+        self.arena, self.co, self.base, self.info = arena, co, base, co.find_kernel(name)
 
     def dispatch(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0) -> Dispatch:
         info, arena = self.info, self.arena
