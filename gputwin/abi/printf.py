@@ -15,13 +15,17 @@ The host formats each record with C printf rules (OpenCL's vector conversions %v
 """
 from __future__ import annotations
 
+import os
 import re
 import struct
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 HEADER_BYTES = 8
+BUFFER_ENV = "GPUTWIN_PRINTF_BUFFER"
+BUFFER_DEFAULT = 1 << 20   # bytes of printf records between two synchronizes
 _CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?(?P<vec>v(?:16|2|3|4|8))?"
                          r"(?P<len>hh|hl|h|ll|l|z|j|t|L)?(?P<conv>[diouxXeEfFgGaAcsp%n])")
 _INT_BITS = {"hh": 8, "h": 16, "hl": 32, "l": 64, "ll": 64, "z": 64, "j": 64, "t": 64}
@@ -110,6 +114,35 @@ def decode(formats: PrintfFormats, buffer: bytes) -> tuple[list[tuple[int, str]]
             pos = p
     lost = max(0, HEADER_BYTES + offset - size)
     return out, lost
+
+
+def buffer_size() -> int:
+    """The printf buffer a launch gets: $GPUTWIN_PRINTF_BUFFER bytes, default 1 MiB."""
+    text = os.environ.get(BUFFER_ENV, "")
+    try:
+        size = int(text, 0) if text else BUFFER_DEFAULT
+    except ValueError:
+        size = -1
+    if not HEADER_BYTES < size < 1 << 32:
+        raise ValueError(f"{BUFFER_ENV}={text!r}: want a byte count above {HEADER_BYTES} and below 2^32")
+    return size
+
+
+def empty_buffer(size: int) -> bytes:
+    """A fresh buffer's header: nothing written yet, `size` bytes in all."""
+    return struct.pack("<II", 0, size)
+
+
+def print_buffer(formats: PrintfFormats, buffer: bytes, who: str) -> None:
+    """Print the messages of a printf buffer (stdout, or stderr where a record asks), then a warning on
+    stderr for records that did not fit, naming `who` (the device) and the variable that sizes the buffer."""
+    messages, lost = decode(formats, buffer)
+    for stream, text in messages:
+        (sys.stderr if stream == 2 else sys.stdout).write(text)
+    sys.stdout.flush()
+    if lost:
+        print(f"gputwin: {who}: {lost} bytes of printf output did not fit the {struct.unpack_from('<I', buffer, 4)[0]}"
+              f"-byte printf buffer and were lost; raise {BUFFER_ENV}", file=sys.stderr)
 
 
 def _hip_record(formats: PrintfFormats, record: bytes, control: int, where: int) -> str:

@@ -136,3 +136,11 @@ def test_printf_before_a_fault_is_still_printed(toolchain, capsys):
         with pytest.raises(gputwin.GpuFault):
             dev.synchronize()
         assert capsys.readouterr().out.startswith("work-item 0 of 1")
+
+
+def test_standalone_dispatches_print_too(toolchain, capsys):
+    from gputwin.emu.amd.standalone import Arena, load_kernel
+    arena = Arena()
+    k = load_kernel(arena, cc.compile_source(PRINTF_CL, "opencl"), "hello")
+    k(arena.alloc(64), 2.0, grid=(1, 1, 1), block=(2, 1, 1))
+    assert capsys.readouterr().out == "work-item 0 of 2: f=0.00 ok 0,0\nwork-item 1 of 2: f=2.00 ok 1,-1\n"

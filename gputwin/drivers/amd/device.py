@@ -8,9 +8,6 @@ copy engine and the shaders.
 from __future__ import annotations
 
 import ctypes
-import os
-import struct
-import sys
 import time
 
 import numpy as np
@@ -19,7 +16,7 @@ from gputwin.abi import kfd_ioctl as kfd
 from gputwin.abi.code_object import CodeObject, CodeObjectError
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout, unsupported_kinds
 from gputwin.abi.device_libs import provider
-from gputwin.abi.printf import HEADER_BYTES, PrintfFormats, decode
+from gputwin.abi.printf import HEADER_BYTES, PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
                                           gputwin_fault_record)
 from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu
@@ -44,21 +41,6 @@ _CWSR_VGPR_1_5X = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")   # 1.
 # how a fault record's kind reads at the head of the message
 _WHAT = {"memory": "GPU memory fault", "illegal_instruction": "illegal instruction", "trap": "wave trap",
          "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error"}
-
-
-PRINTF_BUFFER_ENV = "GPUTWIN_PRINTF_BUFFER"
-PRINTF_BUFFER_DEFAULT = 1 << 20   # bytes of printf records between two synchronizes
-
-
-def printf_buffer_size() -> int:
-    text = os.environ.get(PRINTF_BUFFER_ENV, "")
-    try:
-        size = int(text, 0) if text else PRINTF_BUFFER_DEFAULT
-    except ValueError:
-        size = -1
-    if not HEADER_BYTES < size < 1 << 32:
-        raise ValueError(f"{PRINTF_BUFFER_ENV}={text!r}: want a byte count above {HEADER_BYTES} and below 2^32")
-    return size
 
 
 class AMDProgram(Program):
@@ -304,31 +286,25 @@ class AMDDevice(HCQDevice):
         memory, so synchronize reads the records in place."""
         if self._printf_runs and self._printf_runs[-1][0] is formats:
             return self._printf_runs[-1][1]
-        size = printf_buffer_size()
+        size = buffer_size()
         while self._printf_free and self._printf_free[-1].size != size:
             self._free(self._printf_free.pop())
         buf = self._printf_free.pop() if self._printf_free else self._alloc(size, host=True)
-        buf.host_view()[:HEADER_BYTES] = np.frombuffer(struct.pack("<II", 0, size), np.uint8)   # offset, size
+        buf.host_view()[:HEADER_BYTES] = np.frombuffer(empty_buffer(size), np.uint8)
         self._printf_runs.append((formats, buf))
         return buf
 
     def _print_messages(self) -> None:
-        """Print the records of every finished printf launch, in order: stdout (or stderr for HIP records
-        that ask for it), then a warning for records that did not fit the buffer."""
+        """Print the records of every finished printf launch, in launch order, and recycle the buffers."""
         runs, self._printf_runs = self._printf_runs, []
         for formats, buf in runs:
             view = buf.host_view()
-            used = HEADER_BYTES + int.from_bytes(bytes(view[:4]), "little")
-            messages, lost = decode(formats, bytes(view[:min(used, buf.size)]))
-            for stream, text in messages:
-                (sys.stderr if stream == 2 else sys.stdout).write(text)
-            if lost:
-                print(f"gputwin: {self.name}: {lost} bytes of printf output did not fit the {buf.size}-byte printf "
-                      f"buffer and were lost; raise {PRINTF_BUFFER_ENV}", file=sys.stderr)
-            view[:used] = 0   # the next run starts from an empty buffer
-            self._printf_free.append(buf)
-        if runs:
-            sys.stdout.flush()
+            used = min(HEADER_BYTES + int.from_bytes(bytes(view[:4]), "little"), buf.size)
+            try:
+                print_buffer(formats, bytes(view[:used]), self.name)
+            finally:
+                view[:used] = 0   # the next run starts from an empty buffer
+                self._printf_free.append(buf)
 
     def synchronize(self) -> None:
         """Wait for all submitted work, then print what its printf calls wrote (also when it faulted)."""
