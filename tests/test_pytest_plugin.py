@@ -65,10 +65,11 @@ def test_a_project_with_its_own_dev_option_starts(pytester, register):
     result.assert_outcomes(passed=1)
 
 
-def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, monkeypatch):
+@pytest.mark.parametrize("fixture", ["dev_spec", "each_dev"])
+def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, monkeypatch, fixture):
     """$DEV may belong to another tool: it stops nothing but the tests that ask gputwin for a device."""
     monkeypatch.setenv("DEV", "not-a-gpu")
-    pytester.makepyfile("def test_plain():\n    pass\n\ndef test_gputwin(dev_spec):\n    pass\n")
+    pytester.makepyfile(f"def test_plain():\n    pass\n\ndef test_gputwin({fixture}):\n    pass\n")
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*$DEV='not-a-gpu' is not a gputwin device*valid spellings*"])
@@ -145,11 +146,3 @@ def test_a_projects_own_each_dev_fixture_is_left_alone(pytester):
     result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD:gfx1100,MOCKAMD:gfx942", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_theirs PASSED*"])
-
-
-def test_each_dev_under_a_bad_environment_fails_only_that_test(pytester, monkeypatch):
-    monkeypatch.setenv("DEV", "not-a-gpu")
-    pytester.makepyfile("def test_plain():\n    pass\n\ndef test_each(each_dev):\n    pass\n")
-    result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*$DEV='not-a-gpu' is not a gputwin device*"])
