@@ -206,11 +206,17 @@ def cmd_cc(args) -> int:
 
 
 def _mc_target(args, what: str) -> tuple[str | None, bool]:
-    """(processor, wave64) from llvm-mc's spellings: --arch/-mcpu, -triple (amdgcn only), -mattr."""
+    """(processor, wave64) from llvm-mc's spellings and gputwin's: -mcpu, --arch (llvm-mc's target
+    architecture `amdgcn`, or gputwin's processor name), -triple (amdgcn only), -mattr."""
+    arch = args.arch
+    if arch is not None and not arch.startswith("gfx"):
+        if arch != "amdgcn":
+            raise ValueError(f"--arch {arch}: gputwin {what} handles amdgcn (AMDGPU) code only")
+        arch = None   # llvm-mc's -arch=amdgcn names the target, not the processor
     if args.triple and not args.triple.startswith("amdgcn"):
         raise ValueError(f"-triple={args.triple}: gputwin {what} handles amdgcn (AMDGPU) code only")
     mattr = (args.mattr or "").split(",")
-    return args.arch, args.wave64 or "+wavefrontsize64" in mattr
+    return args.mcpu or arch, args.wave64 or "+wavefrontsize64" in mattr
 
 
 def _read_input(path: str | None, binary: bool = False):
@@ -334,8 +340,10 @@ def cmd_hil(args) -> int:
 
 def _mc_flags(p: argparse.ArgumentParser) -> None:
     """The target and output flags `asm` and `disasm` share, in llvm-mc's spellings and gputwin's."""
-    p.add_argument("--arch", "-mcpu", "--mcpu", dest="arch", metavar="PROCESSOR",
-                   help="target processor (default gfx1100; disasm of an ELF: its header's)")
+    p.add_argument("--arch", "-arch", dest="arch", metavar="PROCESSOR",
+                   help="target processor (default gfx1100; disasm of an ELF: its header's); llvm-mc's "
+                        "-arch=amdgcn is accepted too")
+    p.add_argument("-mcpu", "--mcpu", dest="mcpu", metavar="PROCESSOR", help="target processor (as llvm-mc)")
     p.add_argument("-triple", "--triple", help="target triple (amdgcn-amd-amdhsa; accepted for llvm-mc scripts)")
     p.add_argument("-mattr", "--mattr", help="target features; +wavefrontsize64 means --wave64")
     p.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")

@@ -57,6 +57,9 @@ def test_asm_takes_llvm_mc_flags(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[2] == "\tv_add_f32_e32 v0, v1, v2                ; encoding: [0x01,0x05,0x00,0x06]"
     assert main(["asm", "--arch", "gfx942", "-mattr=+wavefrontsize64", str(src)]) == 0
+    capsys.readouterr()
+    assert main(["asm", "-mcpu=gfx1100", "-arch=amdgcn", "--show-encoding", str(src)]) == 0   # llvm-mc's -arch
+    assert capsys.readouterr().out.splitlines()[2] == lines[2]
     assert main(["asm", "-triple=nvptx64", str(src)]) == 2
     assert "handles amdgcn (AMDGPU) code only" in capsys.readouterr().err
 
