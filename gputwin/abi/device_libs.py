@@ -48,8 +48,11 @@ def provider(symbol: str) -> str:
         alt = _HINT_NATIVE.get(name.rstrip("f") if name.endswith("f") and name[:-1] in _OCML_MATH else name)
         tip = f"; {alt} is the hardware approximation gputwin's library offers" if alt else ""
         return f"{_ROCM}, ocml.bc via opencl.bc)" + tip
-    if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):
-        return f"{_ROCM}, opencl.bc); write the conversion as a cast, or the access as a pointer dereference"
+    if name.startswith("convert_"):
+        return (f"{_ROCM}, opencl.bc); gputwin's library has convert_<type> with the default rounding, not the "
+                "_sat / _rte / _rtz / _rtp / _rtn forms")
+    if name.startswith("vload") or name.startswith("vstore"):
+        return f"{_ROCM}, opencl.bc); write the access as a pointer dereference of a vector type"
     if name in ("get_global_id", "get_local_id", "get_group_id", "get_local_size", "get_num_groups",
                 "get_global_size", "get_work_dim", "barrier", "__printf_alloc"):
         return f"{GPUTWIN_DEVLIB} or ROCm's opencl.bc: build with `gputwin cc`, which links it"

@@ -106,6 +106,15 @@ __kernel void explog(__global float *o, __global const float *x) {
   o[i] = exp(a); o[n + i] = exp2(a); o[2 * n + i] = log(fabs(a)); o[3 * n + i] = log2(fabs(a));
   o[4 * n + i] = log10(fabs(a));
 }
+__kernel void converts(__global int *o, __global float *f, __global const float *x, __global const int *y) {
+  size_t i = get_global_id(0), n = get_global_size(0);
+  o[i] = convert_int(x[i]); f[i] = convert_float(y[i] * 16777217);
+  if (i % 4 == 0) {
+    int4 v = convert_int4(*(__global const float4 *)(x + i));
+    *(__global int4 *)(o + n + i) = v;
+    *(__global uchar4 *)(o + 2 * n + i / 4) = convert_uchar4(v);
+  }
+}
 __kernel void ints(__global int *o, __global const int *x, __global const int *y) {
   size_t i = get_global_id(0), n = get_global_size(0);
   o[i] = min(x[i], y[i]); o[n + i] = max(x[i], y[i]); o[2 * n + i] = clamp(x[i], -5, 5); o[3 * n + i] = abs(x[i]);
@@ -147,6 +156,18 @@ def test_math_matches_numpy(toolchain, devices, rng, arch):
     with np.errstate(divide="ignore"):
         want = np.concatenate([np.exp(x64), np.exp2(x64), np.log(ax), np.log2(ax), np.log10(ax)])
     assert _ulps(got, want).max() <= 3            # OpenCL C's limit for exp, exp2, log, log2, log10 (7.4)
+    yi = rng.integers(-100, 100, n).astype(np.int32)
+    bf = dev.alloc(4 * n)
+    dev.copyin(by, yi)
+    dev.load(image, "converts")(bo, bf, bx, by, grid=n // 64, block=64)
+    got, gotf = np.empty(2 * n + n // 4, np.int32), np.empty(n, np.float32)
+    dev.copyout(got, bo)
+    dev.copyout(gotf, bf)
+    t = np.trunc(x).astype(np.int32)                 # default rounding to integers: toward zero, as a cast
+    np.testing.assert_array_equal(got[:n], t)
+    np.testing.assert_array_equal(got[n:2 * n], t)
+    np.testing.assert_array_equal(got[2 * n:].view(np.uint8), t.astype(np.uint8))
+    np.testing.assert_array_equal(gotf, (yi * 16777217).astype(np.float32))   # to float: nearest even
     xi, yi = rng.integers(-100, 100, (2, n)).astype(np.int32)
     dev.copyin(bx, xi)
     dev.copyin(by, yi)

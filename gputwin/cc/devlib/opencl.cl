@@ -204,3 +204,16 @@ float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.1591549430918
   T OVL clamp(T x, T lo, T hi) { return __builtin_elementwise_min(__builtin_elementwise_max(x, lo), hi); } \
   T OVL abs(T x) { return x; }
 GT_VEC2(GT_INT, int, uint) GT_VEC2(GT_INT, long, ulong) GT_VEC2(GT_UINT, uint, uint) GT_VEC2(GT_UINT, ulong, ulong)
+
+/* ---- conversions (OpenCL C 6.4.3) with the default rounding: what C's casts do (round toward zero to
+   integers, to nearest even to floating point); _sat and explicit rounding modes are not here ---- */
+#define GT_CONVERT_VEC(D, S, N) D##N OVL convert_##D##N(S##N x) { return __builtin_convertvector(x, D##N); }
+#define GT_CONVERT(D, S) \
+  D OVL convert_##D(S x) { return (D)x; } \
+  GT_CONVERT_VEC(D, S, 2) GT_CONVERT_VEC(D, S, 3) GT_CONVERT_VEC(D, S, 4) GT_CONVERT_VEC(D, S, 8) \
+  GT_CONVERT_VEC(D, S, 16)
+#define GT_CONVERT_TO(D) \
+  GT_CONVERT(D, char) GT_CONVERT(D, uchar) GT_CONVERT(D, short) GT_CONVERT(D, ushort) GT_CONVERT(D, int) \
+  GT_CONVERT(D, uint) GT_CONVERT(D, long) GT_CONVERT(D, ulong) GT_CONVERT(D, float) GT_CONVERT(D, double)
+GT_CONVERT_TO(char) GT_CONVERT_TO(uchar) GT_CONVERT_TO(short) GT_CONVERT_TO(ushort) GT_CONVERT_TO(int)
+GT_CONVERT_TO(uint) GT_CONVERT_TO(long) GT_CONVERT_TO(ulong) GT_CONVERT_TO(float) GT_CONVERT_TO(double)
