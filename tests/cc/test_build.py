@@ -234,3 +234,45 @@ def test_only_what_the_kernel_calls_is_linked(toolchain):
     co = CodeObject.parse(cc.compile_source(IDS_CL, "opencl", "gfx1100"))
     names = {s.name for s in co.symbols if s.name}
     assert "__printf_alloc" not in names and not any(n.startswith("_Z") for n in names)
+
+
+WARP_HIP = r"""
+#include <hip/hip_runtime.h>
+__global__ void warp(int *o, const int *in) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = in[i];
+  for (int m = 1; m < warpSize; m <<= 1) v += __shfl_xor(v, m);      /* butterfly: every lane gets the sum */
+  o[i] = v;
+  o[256 + i] = __shfl_down(in[i], 1, 16);
+  o[512 + i] = __shfl_up(in[i], 2);
+  o[768 + i] = __shfl(in[i], 3, 8);
+  unsigned long long b = __ballot(in[i] & 1);          /* over the lanes active here: all of them */
+  int votes = __any(in[i] > 90) + 2 * __all(in[i] >= 0);
+  if (__lane_id() == 0) {
+    o[1024 + i / warpSize] = __popcll(b);
+    o[1100 + i / warpSize] = votes;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("arch, wave", [("gfx1100", 32), ("gfx942", 64)])
+def test_hip_warp_functions(toolchain, devices, rng, arch, wave):
+    dev = devices(arch)
+    x = rng.integers(0, 100, 256).astype(np.int32)
+    bi, bo = dev.alloc(x.nbytes), dev.alloc(4 * 1200)
+    dev.copyin(bi, x)
+    dev.copyin(bo, np.zeros(1200, np.int32))
+    dev.load(cc.compile_source(WARP_HIP, "hip", arch), "warp")(bo, bi, grid=2, block=128)
+    out = np.empty(1200, np.int32)
+    dev.copyout(out, bo)
+    dev.synchronize()
+    lane, w = np.arange(256) % wave, x.reshape(-1, wave)
+    np.testing.assert_array_equal(out[:256], np.repeat(w.sum(1), wave))
+    down = np.where(lane % 16 + 1 < 16, np.arange(256) + 1, np.arange(256))
+    np.testing.assert_array_equal(out[256:512], x[down])
+    np.testing.assert_array_equal(out[512:768], x[np.where(lane >= 2, np.arange(256) - 2, np.arange(256))])
+    np.testing.assert_array_equal(out[768:1024], x[np.arange(256) // 8 * 8 + 3])
+    n = 256 // wave
+    np.testing.assert_array_equal(out[1024:1024 + n], (w & 1).sum(1))
+    np.testing.assert_array_equal(out[1100:1100 + n], (w > 90).any(1) + 2)

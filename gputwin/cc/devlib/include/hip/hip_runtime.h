@@ -99,6 +99,52 @@ __GT_DEV unsigned atomicDec(unsigned *p, unsigned limit) {
   return __builtin_amdgcn_atomic_dec32(p, limit, __ATOMIC_RELAXED, "agent");
 }
 
+/* ---- warp (wavefront) functions: lanes exchange values through ds_bpermute; the wave runs in lockstep,
+   so __syncwarp only orders memory. Semantics as HIP's (width: a power of two up to warpSize) ---- */
+__GT_DEV unsigned __lane_id(void) {
+  unsigned lo = __builtin_amdgcn_mbcnt_lo(~0u, 0u);
+  return __builtin_amdgcn_wavefrontsize() == 64 ? __builtin_amdgcn_mbcnt_hi(~0u, lo) : lo;
+}
+__GT_DEV int __gt_bpermute(int lane, int v) { return __builtin_amdgcn_ds_bpermute(lane << 2, v); }
+__GT_DEV int __shfl(int v, int src, int width = warpSize) {
+  int lane = __lane_id();
+  return __gt_bpermute((lane & ~(width - 1)) + (src & (width - 1)), v);
+}
+__GT_DEV int __shfl_up(int v, unsigned delta, int width = warpSize) {
+  int lane = __lane_id();
+  return __gt_bpermute((int)(lane & (width - 1)) >= (int)delta ? lane - (int)delta : lane, v);
+}
+__GT_DEV int __shfl_down(int v, unsigned delta, int width = warpSize) {
+  int lane = __lane_id();
+  return __gt_bpermute((lane & (width - 1)) + (int)delta < width ? lane + (int)delta : lane, v);
+}
+__GT_DEV int __shfl_xor(int v, int mask, int width = warpSize) {
+  int lane = __lane_id(), target = lane ^ mask;
+  return __gt_bpermute(target < ((lane + width) & ~(width - 1)) ? target : lane, v);
+}
+#define __GT_SHFL_AS(T, U) \
+  __GT_DEV T __shfl(T v, int s, int w = warpSize) { return __builtin_bit_cast(T, __shfl(__builtin_bit_cast(U, v), s, w)); } \
+  __GT_DEV T __shfl_up(T v, unsigned d, int w = warpSize) { return __builtin_bit_cast(T, __shfl_up(__builtin_bit_cast(U, v), d, w)); } \
+  __GT_DEV T __shfl_down(T v, unsigned d, int w = warpSize) { return __builtin_bit_cast(T, __shfl_down(__builtin_bit_cast(U, v), d, w)); } \
+  __GT_DEV T __shfl_xor(T v, int m, int w = warpSize) { return __builtin_bit_cast(T, __shfl_xor(__builtin_bit_cast(U, v), m, w)); }
+__GT_SHFL_AS(unsigned, int) __GT_SHFL_AS(float, int)
+__GT_DEV unsigned long long __ballot(int pred) {
+#if __AMDGCN_WAVEFRONT_SIZE == 64
+  return __builtin_amdgcn_ballot_w64(pred != 0);
+#else
+  return __builtin_amdgcn_ballot_w32(pred != 0);
+#endif
+}
+__GT_DEV int __any(int pred) { return __ballot(pred) != 0; }
+__GT_DEV int __all(int pred) { return __ballot(pred) == __ballot(1); }
+__GT_DEV void __syncwarp(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "wavefront"); }
+__GT_DEV int __popc(unsigned x) { return __builtin_popcount(x); }
+__GT_DEV int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+__GT_DEV int __clz(int x) { return x ? __builtin_clz(x) : 32; }
+__GT_DEV int __clzll(long long x) { return x ? __builtin_clzll(x) : 64; }
+__GT_DEV int __ffs(int x) { return __builtin_ffs(x); }
+__GT_DEV int __ffsll(long long x) { return __builtin_ffsll(x); }
+
 /* ---- math the AMDGPU back end expands itself (the rest lives in ROCm's ocml: docs/cc.md) ---- */
 #define __GT_F1(name, builtin, T) __GT_DEV T name(T x) { return builtin(x); }
 #define __GT_F2(name, builtin, T) __GT_DEV T name(T x, T y) { return builtin(x, y); }
