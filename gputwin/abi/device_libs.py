@@ -52,7 +52,8 @@ def provider(symbol: str) -> str:
         return (f"{_ROCM}, opencl.bc); gputwin's library has convert_<type> with the default rounding, not the "
                 "_sat / _rte / _rtz / _rtp / _rtn forms")
     if name.startswith("vload") or name.startswith("vstore"):
-        return f"{_ROCM}, opencl.bc); write the access as a pointer dereference of a vector type"
+        return (f"{_ROCM}, opencl.bc); gputwin's library has vloadN/vstoreN, not the _half / _a / rounding "
+                "forms: write the access as a pointer dereference of a vector type")
     if name in ("get_global_id", "get_local_id", "get_group_id", "get_local_size", "get_num_groups",
                 "get_global_size", "get_work_dim", "barrier", "__printf_alloc"):
         return f"{GPUTWIN_DEVLIB} or ROCm's opencl.bc: build with `gputwin cc`, which links it"

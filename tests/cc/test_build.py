@@ -276,3 +276,28 @@ def test_hip_warp_functions(toolchain, devices, rng, arch, wave):
     n = 256 // wave
     np.testing.assert_array_equal(out[1024:1024 + n], (w & 1).sum(1))
     np.testing.assert_array_equal(out[1100:1100 + n], (w > 90).any(1) + 2)
+
+
+VECTORS_CL = r"""
+__kernel void vec(__global float *o, __global const float *x, __constant int *c) {
+  size_t i = get_global_id(0);
+  vstore3(vload3(i, x) * 2.0f, i, o);                 /* element-aligned, 12-byte steps */
+  int4 w = vload4(1, c);
+  o[300 + i] = (float)(w.x - w.y + w.z * w.w);
+}
+"""
+
+
+def test_vload_vstore(toolchain, devices, rng):
+    dev = devices("gfx1100")
+    x = rng.standard_normal(300).astype(np.float32)
+    c = np.arange(8, dtype=np.int32) + 1
+    bx, bo, bc = dev.alloc(x.nbytes), dev.alloc(4 * 400), dev.alloc(c.nbytes)
+    dev.copyin(bx, x)
+    dev.copyin(bc, c)
+    dev.load(cc.compile_source(VECTORS_CL, "opencl"), "vec")(bo, bx, bc, grid=1, block=100)
+    out = np.empty(400, np.float32)
+    dev.copyout(out, bo)
+    dev.synchronize()
+    np.testing.assert_array_equal(out[:300], x * 2)
+    np.testing.assert_array_equal(out[300:], np.full(100, 5 - 6 + 7 * 8, np.float32))

@@ -217,3 +217,15 @@ GT_VEC2(GT_INT, int, uint) GT_VEC2(GT_INT, long, ulong) GT_VEC2(GT_UINT, uint, u
   GT_CONVERT(D, uint) GT_CONVERT(D, long) GT_CONVERT(D, ulong) GT_CONVERT(D, float) GT_CONVERT(D, double)
 GT_CONVERT_TO(char) GT_CONVERT_TO(uchar) GT_CONVERT_TO(short) GT_CONVERT_TO(ushort) GT_CONVERT_TO(int)
 GT_CONVERT_TO(uint) GT_CONVERT_TO(long) GT_CONVERT_TO(ulong) GT_CONVERT_TO(float) GT_CONVERT_TO(double)
+
+/* ---- vloadN / vstoreN (OpenCL C 6.15.7): element-aligned vector access through generic and constant
+   pointers ---- */
+#define GT_VLOAD(T, N) \
+  T##N OVL vload##N(size_t i, const T *p) { \
+    T##N r; for (int k = 0; k < N; k++) r[k] = p[i * N + k]; return r; } \
+  T##N OVL vload##N(size_t i, const __constant T *p) { \
+    T##N r; for (int k = 0; k < N; k++) r[k] = p[i * N + k]; return r; } \
+  void OVL vstore##N(T##N v, size_t i, T *p) { for (int k = 0; k < N; k++) p[i * N + k] = v[k]; }
+#define GT_VLOADS(T) GT_VLOAD(T, 2) GT_VLOAD(T, 3) GT_VLOAD(T, 4) GT_VLOAD(T, 8) GT_VLOAD(T, 16)
+GT_VLOADS(char) GT_VLOADS(uchar) GT_VLOADS(short) GT_VLOADS(ushort) GT_VLOADS(int) GT_VLOADS(uint)
+GT_VLOADS(long) GT_VLOADS(ulong) GT_VLOADS(float) GT_VLOADS(double)
