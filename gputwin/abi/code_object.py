@@ -346,7 +346,9 @@ def mangled_parameter_types(symbol: str) -> list[str] | None:
         while pos < len(symbol):
             text, pos = _mangled_type(symbol, pos, subs)
             out.append(text)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, AttributeError, RecursionError):   # not a form this reader knows
+        return None
+    if not out:   # a function's mangled name has at least one parameter type ('v' for none)
         return None
     return [] if out == ["void"] else out
 

@@ -85,7 +85,8 @@ def test_source_names_of_mangled_symbols(symbol, name):
 @pytest.mark.parametrize("symbol, types", [
     ("_Z5scalePffi", ["float*", "float", "int"]), ("_Z5saxpyPfS_fi", ["float*", "float*", "float", "int"]),
     ("_Z1kPKfS0_", ["const float*", "const float*"]), ("_Z5applyPf6Affine", ["float*", "Affine"]),
-    ("_Z1kDv4_fS_", ["float4", "float4"]), ("_Z1kv", []), ("_ZN2ns1kEv", None), ("_Z3addIfEvPT_", None)])
+    ("_Z1kDv4_fS_", ["float4", "float4"]), ("_Z1kv", []), ("_ZN2ns1kEv", None), ("_Z3addIfEvPT_", None),
+    ("_Z1kS3_", None), ("_Z1kDvx", None), ("_Z1k" + "P" * 100000 + "f", None), ("_Z99k", None)])
 def test_parameter_types_of_mangled_names(symbol, types):
     """HIP metadata has no type names: they come from the mangled name, so a float parameter takes 10 as 10.0."""
     assert mangled_parameter_types(symbol) == types
