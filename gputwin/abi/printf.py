@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 HEADER_BYTES = 8
+MAX_FIELD = 1 << 16   # widths and precisions beyond this are refused (C has no limit; a host must)
 BUFFER_ENV = "GPUTWIN_PRINTF_BUFFER"
 BUFFER_DEFAULT = 1 << 20   # bytes of printf records between two synchronizes
 _CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?(?P<vec>v(?:16|2|3|4|8))?"
@@ -253,6 +254,9 @@ def render(fmt: str, args) -> str:
         prec = _star(args) if m["prec"] == "*" else None if m["prec"] is None else int(m["prec"] or 0)
         if prec is not None and prec < 0:     # C: a negative * precision is as if none were given
             prec = None
+        if max(width or 0, prec or 0) > MAX_FIELD:   # a GPU-chosen width must not exhaust host memory
+            raise PrintfError(f"printf conversion {m.group(0)!r}: a field of {max(width or 0, prec or 0)} "
+                              f"characters exceeds {MAX_FIELD}")
         count = int(m["vec"][1:]) if m["vec"] else 1
         values = args.take(conv, m["len"], count)
         if conv != "n":

@@ -75,6 +75,9 @@ def test_malformed_records_say_where():
     table = PrintfFormats.from_metadata({"amdhsa.printf": ["1:1:4:%d\n"]})
     with pytest.raises(PrintfError, match="offset 8 names format 9"):
         decode(table, opencl_buffer([(9, b"\0" * 4)]))
+    wide = PrintfFormats.from_metadata({"amdhsa.printf": ["1:2:4:4:%*d"]})
+    with pytest.raises(PrintfError, match="a field of 1000000000 characters"):
+        decode(wide, opencl_buffer([(1, struct.pack("<ii", 10**9, 1))]))
     with pytest.raises(PrintfError, match="neither"):
         PrintfFormats.from_metadata({"amdhsa.printf": ["garbage"]})
 
