@@ -147,3 +147,26 @@ def test_standalone_dispatches_print_too(toolchain, capsys):
     k = load_kernel(arena, cc.compile_source(PRINTF_CL, "opencl"), "hello")
     k(arena.alloc(64), 2.0, grid=(1, 1, 1), block=(2, 1, 1))
     assert capsys.readouterr().out == "work-item 0 of 2: f=0.00 ok 0,0\nwork-item 1 of 2: f=2.00 ok 1,-1\n"
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402  (the property tests' own imports)
+
+FORMATS = st.text(alphabet="%dxsfcpv4hl*.-0123 ab\\n", max_size=24)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fmt=FORMATS, sizes=st.lists(st.sampled_from([1, 2, 4, 8, 16]), max_size=4), body=st.binary(max_size=200),
+       hip=st.booleans())
+def test_any_buffer_decodes_or_says_why(fmt, sizes, body, hip):
+    """Whatever a kernel left in the buffer, decoding returns messages or raises PrintfError: never another
+    exception, never a hang."""
+    entry = f"0:0:abc,{fmt}" if hip else f"1:{len(sizes)}:{''.join(f'{s}:' for s in sizes)}{fmt}"
+    table = PrintfFormats.from_metadata({"amdhsa.printf": [entry]})
+    head = struct.pack("<IQ", (12 + len(body)) << 2 | 2, 0xABC) if hip else struct.pack("<I", 1)   # a valid start
+    record = head + body
+    buf = struct.pack("<II", len(record), len(record) + 8) + record
+    try:
+        messages, lost = decode(table, buf)
+    except PrintfError:
+        return
+    assert lost == 0 and all(isinstance(t, str) for _, t in messages)
