@@ -3,8 +3,8 @@ at synchronize, in order; the host formatting follows C's printf (libc's snprint
 import ctypes
 import struct
 
-import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gputwin import cc
 from gputwin.abi.printf import PrintfError, PrintfFormats, decode
@@ -148,8 +148,6 @@ def test_standalone_dispatches_print_too(toolchain, capsys):
     k(arena.alloc(64), 2.0, grid=(1, 1, 1), block=(2, 1, 1))
     assert capsys.readouterr().out == "work-item 0 of 2: f=0.00 ok 0,0\nwork-item 1 of 2: f=2.00 ok 1,-1\n"
 
-
-from hypothesis import given, settings, strategies as st  # noqa: E402  (the property tests' own imports)
 
 FORMATS = st.text(alphabet="%dxsfcpv4hl*.-0123 ab\\n", max_size=24)
 
