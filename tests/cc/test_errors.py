@@ -1,5 +1,6 @@
 """What a user sees when a build or a load cannot work: which library defines a missing symbol, how to
 unpack an offload bundle, which kernels an ambiguous C++ name means, a missing compiler."""
+import shutil
 import subprocess
 
 import pytest
@@ -55,7 +56,7 @@ def test_an_offload_bundle_says_how_to_unbundle(toolchain, tmp_path):
     assert "clang-offload-bundler-19 --unbundle --type=o --targets=hipv4-amdgcn-amd-amdhsa--gfx" in msg
     command = ["clang-offload-bundler-19", "--unbundle", "--type=o", "--targets=hipv4-amdgcn-amd-amdhsa--gfx1100",
                f"--input={out}", f"--output={tmp_path / 'b.hsaco'}"]
-    if subprocess.run(command).returncode == 0:      # the advice works as printed
+    if shutil.which(command[0]) and subprocess.run(command).returncode == 0:   # the advice works as printed
         assert list(CodeObject.parse((tmp_path / "b.hsaco").read_bytes()).kernels) == ["k"]
 
 
