@@ -91,10 +91,14 @@ def cmd_run(args) -> int:
     The file is PTX when it is text with a `.entry` (nvcc -ptx, gputwin's compiler): it runs on an NV device
     (default MOCKNV when neither --dev nor $DEV names one); otherwise it is a code object (default MOCKAMD).
     --arg forms: a number (typed by the kernel's metadata / .param types); buf:SIZE (SIZE zeroed bytes);
-    buf:DTYPE:N (N zeroed elements); buf:DTYPE=v1,v2,... (initialised). Buffers print as their DTYPE, or
-    for buf:SIZE as the element type of the kernel's pointer parameter (code objects; PTX: bytes)."""
+    buf:DTYPE:N (N zeroed elements); buf:DTYPE=v1,v2,... (initialised); bytes:HEX (a by-value argument
+    given byte by byte, e.g. a struct); struct:DTYPE=v,DTYPE=v,... (a struct's fields in order, each at its
+    natural alignment, padded to the argument's size); local:NBYTES (an OpenCL __local pointer: NBYTES of
+    LDS per workgroup). Buffers print as their DTYPE, or for buf:SIZE as the element type of the kernel's
+    pointer parameter (code objects; PTX: bytes), under the parameter's name (argN when it has none)."""
     import numpy as np
     from gputwin.abi.code_object import CodeObject, CodeObjectError
+    from gputwin.abi.kernargs import LocalMemory
     from gputwin.drivers.nv import ptx_params
     c_types = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
                "uint": "uint32", "long": "int64", "ulong": "uint64", "half": "float16", "float": "float32",
@@ -120,10 +124,7 @@ def cmd_run(args) -> int:
             info = kernels[args.kernel]
             params = info.params
         else:
-            co = CodeObject.parse(image)
-            if args.kernel not in co.kernels:
-                raise gputwin.KernelNotFound(args.kernel, list(co.kernels))
-            info = co.kernels[args.kernel]
+            info = CodeObject.parse(image).find_kernel(args.kernel)
             params = info.explicit_args
         dev = gputwin.open_device(args.dev or os.environ.get("DEV") or ("MOCKNV" if is_ptx else None))
         dev = dev[0] if isinstance(dev, tuple) else dev
@@ -133,7 +134,17 @@ def cmd_run(args) -> int:
         prg = dev.load(image, args.kernel)
         values, buffers = [], []
         for i, text in enumerate(args.arg):
-            if not text.startswith("buf:"):
+            kind, _, spec = text.partition(":")
+            if kind == "bytes":
+                values.append(bytes.fromhex(spec))
+                continue
+            if kind == "struct":
+                values.append(_struct_bytes(spec, params[i].size if i < len(params) and not is_ptx else None))
+                continue
+            if kind == "local":
+                values.append(LocalMemory(int(spec, 0)))
+                continue
+            if kind != "buf":
                 values.append(number(text))
                 continue
             spec = text[4:]
@@ -151,11 +162,11 @@ def cmd_run(args) -> int:
             dev.copyin(buf, host)
             values.append(buf)
             buffers.append((i, buf, host))
-        prg(*values, grid=dims(args.grid), block=dims(args.block))
+        prg(*values, grid=dims(args.grid), block=dims(args.block), lds=args.lds)
         dev.synchronize()
         for i, buf, host in buffers:
             dev.copyout(host, buf)
-            name = params[i].name if i < len(params) else f"arg{i}"
+            name = (params[i].name if i < len(params) else "") or f"arg{i}"
             print(f"{name} ({host.dtype}[{host.size}]): {np.array2string(host[:args.show], threshold=args.show)}"
                   + (" ..." if host.size > args.show else ""))
         print(f"{info.signature()} ran on {dev.name}: grid {dims(args.grid)}, block {dims(args.block)}")
@@ -171,23 +182,118 @@ def cmd_run(args) -> int:
             dev.close()
 
 
+def cmd_cc(args) -> int:
+    """Build an HSA code object from OpenCL C (.cl) or HIP (.hip) source with clang-19 and ld.lld-19, linking
+    gputwin's device library (work-item functions, barriers, atomics, printf, math: docs/cc.md). The result
+    loads with dev.load(open(OUT, "rb").read(), "kernel") and runs with `gputwin run OUT kernel ...`."""
+    import pathlib
+    from gputwin import cc
+    from gputwin.abi.code_object import CodeObject
+    out = pathlib.Path(args.output or pathlib.Path(args.source).with_suffix(".hsaco").name)
+    flags = [*(f"-D{d}" for d in args.defines), *(f"-I{i}" for i in args.includes), *args.clang_flag]
+    try:
+        image = cc.compile_file(args.source, args.arch, lang=args.lang, opt=args.opt, wave64=args.wave64,
+                                cov=args.code_object_version, flags=tuple(flags))
+        out.write_bytes(image)
+    except (cc.BuildError, OSError) as e:
+        print(f"gputwin cc: {e}", file=sys.stderr)
+        return 1
+    names = ", ".join(sorted(CodeObject.parse(image).kernels)) or "none"
+    print(f"wrote {out}: {args.arch} code object v{args.code_object_version}, kernels {names}")
+    return 0
+
+
+def _mc_target(args, what: str) -> tuple[str | None, bool]:
+    """(processor, wave64) from llvm-mc's spellings and gputwin's: -mcpu, --arch (llvm-mc's target
+    architecture `amdgcn`, or gputwin's processor name), -triple (amdgcn only), -mattr."""
+    arch = args.arch
+    if arch is not None and not arch.startswith("gfx"):
+        if arch != "amdgcn":
+            raise ValueError(f"--arch {arch}: gputwin {what} handles amdgcn (AMDGPU) code only")
+        arch = None   # llvm-mc's -arch=amdgcn names the target, not the processor
+    if args.triple and not args.triple.startswith("amdgcn"):
+        raise ValueError(f"-triple={args.triple}: gputwin {what} handles amdgcn (AMDGPU) code only")
+    mattr = (args.mattr or "").split(",")
+    return args.mcpu or arch, args.wave64 or "+wavefrontsize64" in mattr
+
+
+def _read_input(path: str | None, binary: bool = False):
+    if not path or path == "-":
+        return sys.stdin.buffer.read() if binary else sys.stdin.read()
+    with open(path, "rb" if binary else "r") as f:
+        return f.read()
+
+
+def _struct_bytes(spec: str, size: int | None) -> bytes:
+    """struct:DTYPE=v,DTYPE=v,...: the fields packed as C lays out a struct (each at its natural
+    alignment), padded to `size` (the argument's size from the metadata) when known."""
+    import numpy as np
+    out = bytearray()
+    for field in spec.split(","):
+        dtype, eq, value = field.partition("=")
+        if not eq:
+            raise ValueError(f"struct field {field!r}: write DTYPE=VALUE, e.g. float32=1.5")
+        dt = np.dtype(dtype)
+        out += bytes(-len(out) % dt.alignment)
+        out += np.array(float(value) if dt.kind == "f" else int(value, 0), dt).tobytes()
+    if size is not None:
+        if len(out) > size:
+            raise ValueError(f"struct:{spec} packs {len(out)} bytes; the argument has {size}")
+        out += bytes(size - len(out))
+    return bytes(out)
+
+
 def cmd_asm(args) -> int:
-    """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding."""
+    """Assemble LLVM-syntax AMDGPU assembly; print `<asm> ; encoding: [...]` lines as llvm-mc -show-encoding,
+    or write an ELF object with -filetype=obj -o OUT. Takes llvm-mc's flags (-triple=, -mcpu=, -mattr=,
+    -show-encoding, -disassemble), so it can stand in for llvm-mc in scripts."""
     from gputwin.emu.amd.isa import tool
-    source = open(args.file).read() if args.file else sys.stdin.read()
-    return tool.asm(source, args.arch, sys.stdout, sys.stderr, args.wave64)
+    if args.disassemble:
+        return cmd_disasm(args)
+    try:
+        arch, wave64 = _mc_target(args, "asm")
+        source = _read_input(args.file)
+        filename = args.file if args.file and args.file != "-" else "<stdin>"
+        if args.filetype == "obj":
+            if not args.output:
+                raise ValueError("-filetype=obj needs -o FILE (an object file is not for the terminal)")
+            image = tool.asm_object(source, arch or "gfx1100", sys.stderr, wave64, filename)
+            if image is None:
+                return 1
+            with open(args.output, "wb") as f:
+                f.write(image)
+            return 0
+        if args.output:
+            with open(args.output, "w") as out:
+                return tool.asm(source, arch or "gfx1100", out, sys.stderr, wave64, filename)
+        return tool.asm(source, arch or "gfx1100", sys.stdout, sys.stderr, wave64, filename)
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as e:
+        print(f"gputwin asm: {e}", file=sys.stderr)
+        return 2
 
 
 def cmd_disasm(args) -> int:
-    """Disassemble byte lines (llvm-mc -disassemble input) or every kernel of a code object (--elf)."""
+    """Disassemble byte lines (llvm-mc -disassemble input) or every kernel of a code object (--elf FILE, or
+    a FILE that is an ELF; the processor comes from its ELF header unless --arch/-mcpu says otherwise, as
+    llvm-objdump does)."""
     from gputwin.abi.code_object import CodeObjectError
     from gputwin.emu.amd.isa import tool
     try:
-        if args.elf:
-            return tool.disasm_elf(open(args.elf, "rb").read(), args.arch, sys.stdout, sys.stderr, args.show_encoding)
-        source = open(args.file).read() if args.file else sys.stdin.read()
-        return tool.disasm(source, args.arch, sys.stdout, sys.stderr, args.show_encoding, args.wave64)
-    except (OSError, CodeObjectError) as e:
+        arch, wave64 = _mc_target(args, "disasm")
+        elf = args.elf
+        if elf is None and args.file and args.file != "-":
+            with open(args.file, "rb") as f:
+                elf = args.file if f.read(4) == b"\x7fELF" else None
+        if elf:
+            return tool.disasm_elf(_read_input(elf, binary=True), arch, sys.stdout, sys.stderr, args.show_encoding)
+        filename = args.file if args.file and args.file != "-" else "<stdin>"
+        return tool.disasm(_read_input(args.file), arch or "gfx1100", sys.stdout, sys.stderr, args.show_encoding,
+                           wave64, filename)
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError, CodeObjectError) as e:
         print(f"gputwin disasm: {e}", file=sys.stderr)
         return 2
 
@@ -230,6 +336,19 @@ def cmd_hil(args) -> int:
     return 1 if hil.replay(args.dir) else 0
 
 
+def _mc_flags(p: argparse.ArgumentParser) -> None:
+    """The target and output flags `asm` and `disasm` share, in llvm-mc's spellings and gputwin's."""
+    p.add_argument("--arch", "-arch", dest="arch", metavar="PROCESSOR",
+                   help="target processor (default gfx1100; disasm of an ELF: its header's); llvm-mc's "
+                        "-arch=amdgcn is accepted too")
+    p.add_argument("-mcpu", "--mcpu", dest="mcpu", metavar="PROCESSOR", help="target processor (as llvm-mc)")
+    p.add_argument("-triple", "--triple", help="target triple (amdgcn-amd-amdhsa; accepted for llvm-mc scripts)")
+    p.add_argument("-mattr", "--mattr", help="target features; +wavefrontsize64 means --wave64")
+    p.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")
+    p.add_argument("-show-encoding", "--show-encoding", dest="show_encoding", action="store_true",
+                   help="add each instruction's bytes (asm always shows them)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gputwin", description="GPU driver stack verified on emulated hardware.")
     p.add_argument("--version", action="version", version=f"gputwin {gputwin.__version__}")
@@ -250,6 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--block", default="1", help="work-items per workgroup X[,Y[,Z]] (default 1)")
     run.add_argument("--arg", action="append", default=[], help="a kernel argument, in order (see above)")
     run.add_argument("--show", type=int, default=16, help="elements of each buffer to print (default 16)")
+    run.add_argument("--lds", type=int, default=0, help="bytes of dynamic shared memory per workgroup (HIP's "
+                                                        "extern __shared__)")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run an MLP + attention workload on a device and check it",
@@ -260,20 +381,41 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed for the random weights and inputs")
     demo.set_defaults(func=cmd_demo)
 
+    from gputwin.cc.build import CODE_OBJECT_VERSIONS, OPT_LEVELS
+    cc = sub.add_parser("cc", help="build a code object from OpenCL C (.cl) or HIP (.hip) source",
+                        description=cmd_cc.__doc__)
+    cc.add_argument("source", help="kernel source: .cl (OpenCL C 2.0) or .hip (HIP, device code)")
+    cc.add_argument("--arch", default="gfx1100", help="target processor: gfx1100 (default), gfx1201, gfx942, ...")
+    cc.add_argument("-o", dest="output", help="output code object (default: SOURCE's name with .hsaco)")
+    cc.add_argument("-O", dest="opt", default="2", choices=OPT_LEVELS, help="optimisation level (default -O2)")
+    cc.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
+    cc.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR", help="add an include directory")
+    cc.add_argument("--lang", choices=("opencl", "hip"), help="source language (default: from the extension)")
+    cc.add_argument("--wave64", action="store_true", help="wave64 code on gfx10+ (gfx9 is always wave64)")
+    cc.add_argument("--code-object-version", type=int, default=5, choices=CODE_OBJECT_VERSIONS,
+                    help="code object version (default 5)")
+    cc.add_argument("--clang-flag", action="append", default=[], metavar="FLAG",
+                    help="one more flag for clang, e.g. --clang-flag=-cl-std=CL3.0 (repeatable)")
+    cc.set_defaults(func=cmd_cc)
+
     asm = sub.add_parser("asm", help="assemble AMDGPU assembly (llvm-mc -show-encoding format)",
                          description=cmd_asm.__doc__)
     asm.add_argument("file", nargs="?", help="assembly source (default: stdin)")
-    asm.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
-    asm.add_argument("--wave64", action="store_true", help="wave64 code (lane masks are SGPR pairs)")
+    _mc_flags(asm)
+    asm.add_argument("-filetype", "--filetype", default="asm", choices=("asm", "obj"),
+                     help="asm: print the encodings (default); obj: write an ELF object to -o")
+    asm.add_argument("-o", dest="output", help="output file (default: stdout)")
+    asm.add_argument("-disassemble", "--disassemble", action="store_true", help="disassemble instead (as disasm)")
+    asm.add_argument("--elf", help=argparse.SUPPRESS)
     asm.set_defaults(func=cmd_asm)
 
     dis = sub.add_parser("disasm", help="disassemble AMDGPU machine code (llvm-mc -disassemble format)",
                          description=cmd_disasm.__doc__)
-    dis.add_argument("file", nargs="?", help="lines of bytes like 0x01,0x05,0x00,0x06 (default: stdin)")
-    dis.add_argument("--arch", default="gfx1100", help="target processor (default gfx1100)")
+    dis.add_argument("file", nargs="?", help="lines of bytes like 0x01,0x05,0x00,0x06, or an ELF code object "
+                                             "(default: stdin)")
+    _mc_flags(dis)
     dis.add_argument("--elf", help="an HSA code object (.hsaco): disassemble each kernel")
-    dis.add_argument("--show-encoding", action="store_true", help="add each instruction's bytes")
-    dis.add_argument("--wave64", action="store_true", help="wave64 code (--elf reads it from each kernel)")
+    dis.add_argument("-disassemble", "--disassemble", action="store_true", help=argparse.SUPPRESS)
     dis.set_defaults(func=cmd_disasm)
 
     conf = sub.add_parser("conformance", help="ISA coverage of the emulator and what verifies each instruction",
@@ -303,7 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:   # `gputwin disasm x | head`: the reader left; stop quietly, as a SIGPIPE'd tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # Python's own flush at exit must not raise again
+        return 128 + 13
 
 
 if __name__ == "__main__":

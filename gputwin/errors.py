@@ -79,9 +79,10 @@ class OutOfMemory(MemoryError):
 class KernelNotFound(KeyError):
     """dev.load(image, name) with a name the code object does not define; lists the names it does."""
 
-    def __init__(self, name: str, available: list[str], where: str = "the code object"):
-        self.name, self.available, self.where = name, sorted(available), where
+    def __init__(self, name: str, available: list[str], where: str = "the code object", detail: str = ""):
+        self.name, self.available, self.where, self.detail = name, sorted(available), where, detail
         super().__init__(name)
 
     def __str__(self) -> str:   # KeyError would print the repr of its argument
-        return f"no kernel {self.name!r} in {self.where}; it has {', '.join(self.available) or 'none'}"
+        head = self.detail or f"no kernel {self.name!r} in {self.where}"
+        return f"{head}; it has {', '.join(self.available) or 'none'}"

@@ -6,9 +6,12 @@ the outcome of a test that is not gputwin's:
   when the project's own initial conftests did not register a `--dev` (checked after they load). A bad
   spelling given on the command line stops the run at start; a bad $DEV (which may belong to another
   tool) only fails the tests that ask for gputwin's fixtures.
-- `dev_spec` fixture: the selected spec string. `dev` fixture: the device, opened once per worker and
-  handed to each test; a test that leaves it lost (DeviceLost after a fault or hang) gets it closed and
-  reopened for the next test.
+- `dev_spec` fixture: the selected spec string. `dev` fixture: the device (a tuple of devices when the
+  spec names several), opened once per worker and handed to each test; a test that leaves it lost
+  (DeviceLost after a fault or hang) gets it closed and reopened for the next test.
+- `each_dev` fixture: one device; a test that asks for it runs once per selected device (parametrised,
+  ids are the specs: `test_x[MOCKAMD:gfx1100]`, `test_x[MOCKAMD:gfx942]`). Only gputwin's own `each_dev`
+  is parametrised: a project defining a fixture of that name keeps it as it is.
 - Tests carrying an explicit `@pytest.mark.hw` marker run only when a real device is selected, else they
   are skipped saying so. Package, module, class and parameter names never count.
 """
@@ -149,3 +152,42 @@ def _gputwin_device_holder(dev_spec):
 def dev(_gputwin_device_holder):
     yield _gputwin_device_holder.get()
     _gputwin_device_holder.check()
+
+
+def pytest_generate_tests(metafunc):
+    """One case per selected device for tests that ask for gputwin's `each_dev` (and only those)."""
+    if "each_dev" not in metafunc.fixturenames or not _ours(metafunc, "each_dev"):
+        return
+    targets = metafunc.config._gputwin_targets or []
+    ids = [t.spec for t in targets] or ["no-device"]   # a bad $DEV: one case, which fails saying why
+    try:
+        metafunc.parametrize("each_dev", list(range(len(ids))), indirect=True, ids=ids)
+    except ValueError:   # the test parametrises each_dev itself: leave it so
+        pass
+
+
+def _ours(metafunc, name: str) -> bool:
+    """Whether the fixture `name` a test would get is this plugin's (not a project's of the same name)."""
+    defs = getattr(metafunc, "_arg2fixturedefs", {}).get(name)
+    return bool(defs) and getattr(defs[-1].func, "__module__", None) == __name__
+
+
+@pytest.fixture(scope="session")
+def _gputwin_each_holders(pytestconfig, dev_spec, _gputwin_device_holder):
+    """A holder per selected device; with a single device it is the one `dev` uses."""
+    targets = pytestconfig._gputwin_targets
+    holders = [_gputwin_device_holder] if len(targets) == 1 else [_DeviceHolder(t.spec) for t in targets]
+    yield holders
+    for h in holders[1:] if len(targets) == 1 else holders:
+        h.close()
+
+
+@pytest.fixture
+def each_dev(request, _gputwin_each_holders):
+    index = getattr(request, "param", None)
+    if index is None:
+        pytest.fail("each_dev is parametrised by gputwin's plugin (pytest_generate_tests); it cannot be requested "
+                    "dynamically", pytrace=False)
+    holder = _gputwin_each_holders[index]
+    yield holder.get()
+    holder.check()

@@ -65,10 +65,11 @@ def test_a_project_with_its_own_dev_option_starts(pytester, register):
     result.assert_outcomes(passed=1)
 
 
-def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, monkeypatch):
+@pytest.mark.parametrize("fixture", ["dev_spec", "each_dev"])
+def test_a_bad_dev_environment_variable_fails_only_gputwin_fixtures(pytester, monkeypatch, fixture):
     """$DEV may belong to another tool: it stops nothing but the tests that ask gputwin for a device."""
     monkeypatch.setenv("DEV", "not-a-gpu")
-    pytester.makepyfile("def test_plain():\n    pass\n\ndef test_gputwin(dev_spec):\n    pass\n")
+    pytester.makepyfile(f"def test_plain():\n    pass\n\ndef test_gputwin({fixture}):\n    pass\n")
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*$DEV='not-a-gpu' is not a gputwin device*valid spellings*"])
@@ -108,3 +109,40 @@ def test_a_test_that_loses_the_device_does_not_poison_the_next(pytester):
     pytester.makepyfile(LOSE_DEVICE.format(blob=blob))
     result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+EACH_DEV = """
+import pytest
+
+def test_each(each_dev, dev):
+    assert isinstance(dev, tuple) and len(dev) == 2          # `dev` keeps the tuple of all devices
+    assert each_dev.arch in ("gfx1100", "gfx942")
+    buf = each_dev.alloc(16)
+    each_dev.free(buf)
+
+def test_plain(dev):
+    assert [d.arch for d in dev] == ["gfx1100", "gfx942"]
+"""
+
+
+def test_each_dev_runs_a_test_once_per_selected_device(pytester):
+    pytester.makepyfile(EACH_DEV)
+    result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD:gfx1100,MOCKAMD:gfx942", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*test_each?MOCKAMD:gfx1100? PASSED*", "*test_each?MOCKAMD:gfx942? PASSED*"])
+
+
+def test_each_dev_with_one_device_is_the_dev_device(pytester):
+    pytester.makepyfile("def test_same(each_dev, dev):\n    assert each_dev is dev\n")
+    result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_same?MOCKAMD? PASSED*"])
+
+
+def test_a_projects_own_each_dev_fixture_is_left_alone(pytester):
+    """Another project's fixture named each_dev: not parametrised, its tests run as they would without us."""
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef each_dev():\n    return 'theirs'\n")
+    pytester.makepyfile("def test_theirs(each_dev):\n    assert each_dev == 'theirs'\n")
+    result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD:gfx1100,MOCKAMD:gfx942", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_theirs PASSED*"])

@@ -8,13 +8,15 @@ Metadata") and the System V gABI for the ELF64 structures. Malformed input raise
 """
 from __future__ import annotations
 
+import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import msgpack
 
 from gputwin.abi import amdhsa
+from gputwin.errors import KernelNotFound
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64
@@ -231,9 +233,131 @@ class _Reader:
         return blob[offset:end if end >= 0 else len(blob)].decode("utf-8", "replace")
 
 
+OFFLOAD_BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"   # clang-offload-bundler's uncompressed format
+COMPRESSED_BUNDLE_MAGIC = b"CCOB"                     # its compressed format (clang --offload-compress)
+
+
+def bundle_targets(data: bytes) -> list[str]:
+    """The entry IDs of a clang offload bundle (hipcc's default output): magic, uint64 entry count, then
+    per entry uint64 offset, uint64 size, uint64 ID length and the ID (clang ClangOffloadBundler.cpp)."""
+    pos, ids = len(OFFLOAD_BUNDLE_MAGIC) + 8, []
+    (count,) = struct.unpack_from("<Q", data, len(OFFLOAD_BUNDLE_MAGIC))
+    for _ in range(min(count, 64)):
+        _off, _size, n = struct.unpack_from("<QQQ", data, pos)
+        ids.append(data[pos + 24:pos + 24 + n].decode("ascii", "replace"))
+        pos += 24 + n
+    return ids
+
+
+def _bundle_error(data: bytes) -> CodeObjectError:
+    """What to do with an offload bundle: unbundle the device code object for the wanted GPU."""
+    if data.startswith(COMPRESSED_BUNDLE_MAGIC):
+        targets, example = [], "hipv4-amdgcn-amd-amdhsa--gfx1100"
+    else:
+        try:
+            targets = [t for t in bundle_targets(data) if "amdgcn" in t]
+        except struct.error:
+            targets = []
+        example = targets[0] if targets else "hipv4-amdgcn-amd-amdhsa--gfx1100"
+    held = f" (it holds {', '.join(targets)})" if targets else ""
+    return CodeObjectError(
+        f"this is a clang offload bundle{held}, not a code object: hipcc and clang -x hip bundle device code "
+        f"by default. Extract one GPU's code object with `clang-offload-bundler-19 --unbundle --type=o "
+        f"--targets={example} --input=FILE --output=FILE.hsaco`, or build with --cuda-device-only "
+        f"--no-gpu-bundle-output (gputwin cc does)")
+
+
+_NESTED = re.compile(r"(\d+)")
+
+
+def source_name(symbol: str) -> str | None:
+    """The C++ name of an Itanium-mangled function symbol without its parameters (`_Z5saxpyPfS_fi` ->
+    `saxpy`, `_ZN2ns4scanEPi` -> `ns::scan`), or None for a symbol that is not mangled that way."""
+    if not symbol.startswith("_Z"):
+        return None
+    pos, nested, parts = 2, symbol.startswith("_ZN"), []
+    if nested:
+        pos = 3
+        while pos < len(symbol) and symbol[pos] in "rVKR":   # cv- and ref-qualifiers of member functions
+            pos += 1
+    while pos < len(symbol):
+        m = _NESTED.match(symbol, pos)
+        if not m:
+            break
+        n = int(m.group(1))
+        parts.append(symbol[m.end():m.end() + n])
+        pos = m.end() + n
+        if not nested:
+            break
+    return "::".join(parts) or None
+
+
+# Itanium C++ ABI builtin type codes (section 5.1.5) -> the OpenCL/C spellings kernargs.py understands
+_BUILTIN_TYPES = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "uchar", "s": "short",
+                  "t": "ushort", "i": "int", "j": "uint", "l": "long", "m": "ulong", "x": "long long",
+                  "y": "unsigned long long", "f": "float", "d": "double", "Dh": "half", "DF16_": "_Float16"}
+
+
+def _mangled_type(sym: str, pos: int, subs: list[str]) -> tuple[str, int]:
+    """One <type> of an Itanium mangled name at `pos`: (spelling, end). Raises ValueError for the parts
+    this small reader does not know (templates, nested names, function types)."""
+    for code in ("DF16_", "Dh"):
+        if sym.startswith(code, pos):
+            return _BUILTIN_TYPES[code], pos + len(code)
+    c = sym[pos:pos + 1]
+    if c in _BUILTIN_TYPES:
+        return _BUILTIN_TYPES[c], pos + 1
+    if c in ("P", "R", "K", "V", "r"):
+        inner, end = _mangled_type(sym, pos + 1, subs)
+        text = {"P": f"{inner}*", "R": f"{inner}&", "K": f"const {inner}", "V": f"volatile {inner}",
+                "r": f"{inner} restrict"}[c]
+        subs.append(text)
+        return text, end
+    if c == "S":
+        m = re.compile(r"S([0-9A-Z]*)_").match(sym, pos)
+        if not m:
+            raise ValueError("unknown substitution")
+        index = int(m.group(1), 36) + 1 if m.group(1) else 0
+        return subs[index], m.end()
+    if c == "D" and sym.startswith("Dv", pos):   # vector: Dv<count>_<element>
+        m = re.compile(r"Dv(\d+)_").match(sym, pos)
+        elem, end = _mangled_type(sym, m.end(), subs)
+        text = f"{elem}{m.group(1)}"
+        subs.append(text)
+        return text, end
+    m = _NESTED.match(sym, pos)
+    if m:   # a class, struct or enum by its name
+        n = int(m.group(1))
+        text = sym[m.end():m.end() + n]
+        subs.append(text)
+        return text, m.end() + n
+    raise ValueError(f"type code {c!r}")
+
+
+def mangled_parameter_types(symbol: str) -> list[str] | None:
+    """The parameter types of a plain (non-nested, non-template) mangled function name:
+    `_Z5scalePffi` -> ['float*', 'float', 'int']; None where the name is not of that simple form. HIP
+    kernels' metadata has no type names; this is where the types are then."""
+    m = re.compile(r"_Z(\d+)").match(symbol)
+    if not m:
+        return None
+    pos, subs, out = m.end() + int(m.group(1)), [], []
+    try:
+        while pos < len(symbol):
+            text, pos = _mangled_type(symbol, pos, subs)
+            out.append(text)
+    except (ValueError, IndexError, AttributeError, RecursionError):   # not a form this reader knows
+        return None
+    if not out:   # a function's mangled name has at least one parameter type ('v' for none)
+        return None
+    return [] if out == ["void"] else out
+
+
 class CodeObject:
     def __init__(self, data: bytes):
         self.data = bytes(data)
+        if self.data.startswith(OFFLOAD_BUNDLE_MAGIC) or self.data.startswith(COMPRESSED_BUNDLE_MAGIC):
+            raise _bundle_error(self.data)
         r = _Reader(self.data)
         (ident, e_type, e_machine, _ver, _entry, phoff, shoff, e_flags, _ehsize, phentsize, phnum,
          shentsize, shnum, shstrndx) = r.unpack(_EHDR, 0, "ELF header")
@@ -295,6 +419,24 @@ class CodeObject:
         """Whether this code runs on processor `arch` (its own, or a member of its generic family)."""
         return arch == self.arch or arch in GENERIC_MEMBERS.get(self.arch, ())
 
+    def find_kernel(self, name: str) -> KernelInfo:
+        """The kernel called `name`: its metadata name (for HIP the mangled symbol, `_Z5saxpyPfS_fi`), or
+        its C++ name (`saxpy`, `ns::saxpy`) when exactly one kernel has it. Raises KernelNotFound."""
+        if name in self.kernels:
+            return self.kernels[name]
+        matches = [k for k in self.kernels.values() if (src := source_name(k.name)) is not None
+                   and (src == name or src.rsplit("::", 1)[-1] == name)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise KernelNotFound(name, list(self.kernels), detail=f"{name!r} is ambiguous: it names "
+                                 f"{', '.join(sorted(k.name for k in matches))}; give the mangled name")
+        raise KernelNotFound(name, list(self.kernels))
+
+    def undefined_symbols(self) -> list[str]:
+        """Names the code object uses but does not define (its dynamic symbol table's undefined entries)."""
+        return sorted({s.name for s in self.dynsym if s.shndx == 0 and s.name})
+
     @classmethod
     def parse(cls, data: bytes) -> CodeObject:
         try:
@@ -351,6 +493,7 @@ class CodeObject:
 
     @staticmethod
     def _read_metadata(notes: list[bytes]) -> dict:
+        found = []
         for blob in notes:
             off = 0
             while off + 12 <= len(blob):
@@ -368,9 +511,14 @@ class CodeObject:
                         raise CodeObjectError(f"NT_AMDGPU_METADATA is not valid msgpack: {e}") from None
                     if not isinstance(md, dict):
                         raise CodeObjectError("NT_AMDGPU_METADATA is not a msgpack map")
-                    return md
+                    found.append(md)
                 off = end
-        raise CodeObjectError("no NT_AMDGPU_METADATA note (code object v2/v3 or not an HSA code object)")
+        if not found:
+            raise CodeObjectError("no NT_AMDGPU_METADATA note (code object v2/v3 or not an HSA code object)")
+        if len(found) > 1:   # ld.lld concatenates the notes of every object it links: which one is meant?
+            raise CodeObjectError(f"{len(found)} NT_AMDGPU_METADATA notes: an object with its own metadata note "
+                                  "(a device library compiled as a code object) was linked in; strip its .note")
+        return found[0]
 
     @cached_property
     def _symbols_by_name(self) -> dict[str, Symbol]:
@@ -407,6 +555,11 @@ class CodeObject:
             args.append(KernelArg(offset, size, str(a[".value_kind"]), str(a.get(".name", "")),
                                   str(a.get(".type_name", "")), str(a.get(".address_space", "")),
                                   bool(a.get(".is_const", False)), int(a.get(".pointee_align", 0))))
+        explicit = [i for i, a in enumerate(args) if not a.hidden]
+        types = mangled_parameter_types(name) if not any(args[i].type_name for i in explicit) else None
+        if types is not None and len(types) == len(explicit):   # HIP: the types the metadata leaves out
+            for i, t in zip(explicit, types):
+                args[i] = replace(args[i], type_name=t)
         return KernelInfo(name, symname, sym.value, entry, desc, md, args)
 
     # --- the loadable image --------------------------------------------------------------------------------

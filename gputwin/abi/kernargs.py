@@ -5,9 +5,10 @@ NT_AMDGPU_METADATA note. Hidden arguments take the values the ROCm runtime (CLR 
 for a launch of `grid` workgroups of `block` work-items (AMDGPUUsage "Code Object V5 Metadata"):
 block counts are whole workgroups (global // local), remainders the size of a partial group (0 here:
 this API launches whole workgroups), grid dims the launch's dimensionality, dynamic LDS the bytes of the
-`__local` arguments (`LocalMemory`) plus the launch's dynamic shared memory. Pointers ROCm fills only for features gputwin does not provide (printf, hostcall, heap,
-device enqueue, multigrid) are written as 0, like ROCm does when the feature is absent; a kernel that
-dereferences one faults at a small address, which names the problem.
+`__local` arguments (`LocalMemory`) plus the launch's dynamic shared memory, the printf buffer the
+driver allocated (gputwin.abi.printf). Pointers ROCm fills only for features gputwin does not provide
+(hostcall, heap, device enqueue, multigrid) are written as 0, like ROCm does when the feature is absent;
+a kernel that dereferences one faults at a small address, which names the problem.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ _INT_TYPES = {"char": True, "uchar": False, "short": True, "ushort": False, "int
 _FLOAT_FMT = {2: "e", 4: "f", 8: "d"}
 
 # hidden kinds written as zero: features absent here (ROCm leaves them zero when it has no such object)
-_ZERO_KINDS = {"hidden_none", "hidden_printf_buffer", "hidden_hostcall_buffer", "hidden_default_queue",
+_ZERO_KINDS = {"hidden_none", "hidden_hostcall_buffer", "hidden_default_queue",
                "hidden_completion_action", "hidden_multigrid_sync_arg", "hidden_heap_v1", "hidden_queue_ptr"}
 
 
@@ -48,6 +49,7 @@ class LaunchInfo:
     dynamic_lds: int = 0                # HIP-style dynamic shared memory, after any __local arguments
     private_base: int = 0               # flat apertures, for gfx8-era hidden_private_base/shared_base
     shared_base: int = 0
+    printf_buffer: int = 0              # GPU address of the printf buffer (0: none, printf prints nothing)
 
 
 def _elem(t: str) -> tuple[str, int] | None:
@@ -59,39 +61,46 @@ def _elem(t: str) -> tuple[str, int] | None:
     return None
 
 
-def _pack_value(arg: KernelArg, value, sig: str) -> bytes:
+def arg_label(index: int, arg: KernelArg) -> str:
+    """How messages name explicit argument `index`: its position and its name (`arg2` when it has none,
+    as HIP's metadata gives none), never a byte offset."""
+    return f"argument {index} ({arg.name or f'arg{index}'})"
+
+
+def _pack_value(index: int, arg: KernelArg, value, sig: str) -> bytes:
     """The bytes of one by_value argument, typed by its `.type_name` (or by size when there is none)."""
     t = arg.type_name.strip().removeprefix("const ").strip()
+    what = arg_label(index, arg)
     if isinstance(value, (bytes, bytearray, memoryview)):
         if len(value) != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset} wants {arg.size} bytes, got {len(value)}; {sig}")
+            raise TypeError(f"{what} wants {arg.size} bytes, got {len(value)}; {sig}")
         return bytes(value)
     if isinstance(value, np.ndarray):
         if value.nbytes != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset} wants {arg.size} bytes, got an array of "
+            raise TypeError(f"{what} wants {arg.size} bytes, got an array of "
                             f"{value.nbytes}; {sig}")
         return value.tobytes()
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"argument {arg.name or arg.offset} ({t or 'by_value'}) cannot take "
+        raise TypeError(f"{what} ({t or 'by_value'}) cannot take "
                         f"{type(value).__name__}; {sig}")
     el = _elem(t)
     if el is not None and el[1] != 1:
-        raise TypeError(f"argument {arg.name} is a vector {t}: pass bytes or a numpy array; {sig}")
+        raise TypeError(f"{what} is a vector {t}: pass bytes or a numpy array; {sig}")
     base = el[0] if el else None
     if base in _FLOAT_TYPES or (base is None and isinstance(value, float)):
         fmt = _FLOAT_TYPES[base][0] if base else _FLOAT_FMT.get(arg.size)
         if fmt is None or struct.calcsize(fmt) != arg.size:
-            raise TypeError(f"argument {arg.name or arg.offset}: no {arg.size}-byte float; {sig}")
+            raise TypeError(f"{what}: no {arg.size}-byte float; {sig}")
         return np.array(value, dtype="<" + fmt).tobytes()
     if isinstance(value, float):
-        raise TypeError(f"argument {arg.name or arg.offset} is {t}: got float {value!r}; {sig}")
+        raise TypeError(f"{what} is {t}: got float {value!r}; {sig}")
     signed = _INT_TYPES.get(base, value < 0)
     bits = 8 * arg.size
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if not lo <= value <= hi:
-        raise TypeError(f"argument {arg.name or arg.offset} ({t or f'{bits}-bit int'}) out of range: {value}; {sig}")
+        raise TypeError(f"{what} ({t or f'{bits}-bit int'}) out of range: {value}; {sig}")
     return (value & ((1 << bits) - 1)).to_bytes(arg.size, "little")
 
 
@@ -112,6 +121,8 @@ def _hidden_value(arg: KernelArg, launch: LaunchInfo) -> int:
         return launch.private_base >> 32
     if kind == "hidden_shared_base":
         return launch.shared_base >> 32
+    if kind == "hidden_printf_buffer":
+        return launch.printf_buffer
     if kind in _ZERO_KINDS:
         return 0
     raise NotImplementedError(f"hidden kernel argument kind {kind!r} is not modelled")
@@ -169,17 +180,17 @@ def build_kernargs(kernel: KernelInfo, args: tuple, launch: LaunchInfo, pointer_
     for i, (a, v) in enumerate(zip(explicit, args)):
         if a.value_kind == "dynamic_shared_pointer":
             if not isinstance(v, LocalMemory) or v.nbytes < 0:
-                raise TypeError(f"argument {a.name or a.offset} ({a.type_name or 'local pointer'}) wants "
+                raise TypeError(f"{arg_label(i, a)} ({a.type_name or 'local pointer'}) wants "
                                 f"LocalMemory(nbytes), got {v!r}; {sig}")
             data = local[i].to_bytes(8, "little")[:a.size]
         elif a.value_kind == "global_buffer":
             try:
                 va = pointer_of(v)
             except TypeError as e:
-                raise TypeError(f"argument {a.name or a.offset} ({a.type_name or 'pointer'}): {e}; {sig}") from None
+                raise TypeError(f"{arg_label(i, a)} ({a.type_name or 'pointer'}): {e}; {sig}") from None
             data = va.to_bytes(8, "little")[:a.size]
         elif a.value_kind == "by_value":
-            data = _pack_value(a, v, sig)
+            data = _pack_value(i, a, v, sig)
         else:
             raise NotImplementedError(f"{kernel.name}: argument kind {a.value_kind!r} is not supported")
         out[a.offset:a.offset + a.size] = data

@@ -239,3 +239,39 @@ def _relocate(secs: list[Section], new: list[Section], syms) -> None:
                 raise LinkError(f"relocation R_AMDGPU_{name} against {sym[0]!r} in {target.name} needs a "
                                 f"load-time fixup; gputwin's linker resolves only PC-relative ones")
         target.data = bytes(data)
+
+
+# processors whose code objects say "xnack any" / "sramecc any" in e_flags when built for any setting
+_XNACK_ANY, _SRAMECC_ANY = 0x100, 0x400
+_SRAMECC_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942")
+
+
+def relocatable_object(code: bytes, arch: str, labels: dict[str, int], abi_version: int = 3) -> bytes:
+    """An ELF64 relocatable object holding `code` in .text and `labels` as local symbols, laid out as
+    llvm-mc -filetype=obj writes one for amdgcn-amd-amdhsa (.strtab, .text, .symtab; ABI version 3 is
+    code object v5; e_flags: the processor plus the xnack/sramecc "any" bits where the processor has them)."""
+    from gputwin.abi.code_object import EF_AMDGPU_MACH_NAMES, ELFOSABI_AMDGPU_HSA
+    mach = {name: value for value, name in EF_AMDGPU_MACH_NAMES.items()}.get(arch)
+    if mach is None:
+        raise LinkError(f"no EF_AMDGPU_MACH value known for {arch}")
+    eflags = mach | (_XNACK_ANY if arch.startswith("gfx9") or arch.startswith("gfx101") else 0) | \
+        (_SRAMECC_ANY if arch in _SRAMECC_ARCHS else 0)
+    names = sorted(labels, key=lambda n: (labels[n], n))
+    strtab, pos = _strtab([".strtab", ".text", ".symtab", *names])
+    text_off = EHDR.size
+    symtab = SYM.pack(0, 0, 0, 0, 0, 0) + b"".join(SYM.pack(pos[n], STB_LOCAL, 0, 2, labels[n], 0) for n in names)
+    sym_off = _align(text_off + len(code), 8)
+    str_off = sym_off + len(symtab)
+    shoff = _align(str_off + len(strtab), 8)
+    out = bytearray(shoff + 4 * SHDR.size)
+    out[text_off:text_off + len(code)] = code
+    out[sym_off:sym_off + len(symtab)] = symtab
+    out[str_off:str_off + len(strtab)] = strtab
+    shdrs = [(0, 0, 0, 0, 0, 0, 0, 0, 0), (pos[".strtab"], SHT_STRTAB, 0, str_off, len(strtab), 0, 0, 1, 0),
+             (pos[".text"], SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, text_off, len(code), 0, 0, 4, 0),
+             (pos[".symtab"], SHT_SYMTAB, 0, sym_off, len(symtab), 1, len(names) + 1, 8, SYM.size)]
+    for k, (name, typ, flags, off, size, link, info, align, entsize) in enumerate(shdrs):
+        SHDR.pack_into(out, shoff + k * SHDR.size, name, typ, flags, 0, off, size, link, info, align, entsize)
+    ident = b"\x7fELF" + bytes([2, 1, 1, ELFOSABI_AMDGPU_HSA, abi_version]) + bytes(7)
+    EHDR.pack_into(out, 0, ident, ET_REL, EM_AMDGPU, 1, 0, 0, shoff, eflags, EHDR.size, 0, 0, SHDR.size, 4, 1)
+    return bytes(out)

@@ -10,9 +10,13 @@ from __future__ import annotations
 import ctypes
 import time
 
+import numpy as np
+
 from gputwin.abi import kfd_ioctl as kfd
 from gputwin.abi.code_object import CodeObject, CodeObjectError
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout, unsupported_kinds
+from gputwin.abi.device_libs import provider
+from gputwin.abi.printf import HEADER_BYTES, PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
                                           gputwin_fault_record)
 from gputwin.drivers.amd.kfd import KFD, PAGE, KFDGpu
@@ -22,7 +26,7 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
-from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError
+from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
 
 RING_SIZE = 64 << 10
 MAX_WORKGROUP_SIZE = 1024   # work-items per workgroup on every supported arch (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE)
@@ -40,9 +44,10 @@ _WHAT = {"memory": "GPU memory fault", "illegal_instruction": "illegal instructi
 
 
 class AMDProgram(Program):
-    def __init__(self, device: AMDDevice, kernel: LoadedKernel, image: Buffer):
+    def __init__(self, device: AMDDevice, kernel: LoadedKernel, image: Buffer, printf: PrintfFormats):
         super().__init__(device, kernel.name)
         self.kernel, self.image = kernel, image   # the image buffer stays alive with the program
+        self.printf = printf
 
     def signature(self) -> str:
         return self.kernel.info.signature()
@@ -64,7 +69,9 @@ class AMDDevice(HCQDevice):
         self.index = index
         self.gpu = KFDGpu(KFD.of(kernel), index)
         self.arch, self.name = self.gpu.arch, f"AMD:{index} ({self.gpu.arch})"
-        self._programs: dict[bytes, tuple[CodeObject, Buffer]] = {}
+        self._programs: dict[bytes, tuple[CodeObject, Buffer, PrintfFormats]] = {}
+        self._printf_runs: list[tuple[PrintfFormats, Buffer]] = []   # launch order, not yet printed
+        self._printf_free: list[Buffer] = []
         self._events = None
         self._queues: list[int] = []
         self._queue_names: dict[int, str] = {}
@@ -211,25 +218,33 @@ class AMDDevice(HCQDevice):
             co = image if isinstance(image, CodeObject) else CodeObject.parse(data)
             if not co.runs_on(self.arch):
                 raise CodeObjectError(f"code object is for {co.arch}, this device is {self.arch}")
+            missing = co.undefined_symbols()
+            if missing:
+                raise CodeObjectError("the code object needs device symbols it does not define: "
+                                      + "; ".join(f"{m}, defined by {provider(m)}" for m in missing))
+            formats = PrintfFormats.from_metadata(co.metadata)
             buf = self._alloc(co.image_size)
             self.copyin(buf, co.relocated_image(buf.va))
-            self._programs[data] = (co, buf)
+            self._programs[data] = (co, buf, formats)
             self._entries.update((buf.va + k.entry_offset, k.name) for k in co.kernels.values())
-        co, buf = self._programs[data]
-        if name not in co.kernels:
-            raise KernelNotFound(name, list(co.kernels))
-        bad = unsupported_kinds(co.kernels[name])
+        co, buf, formats = self._programs[data]
+        info = co.find_kernel(name)
+        name = info.name
+        bad = unsupported_kinds(info)
         if bad:
             raise CodeObjectError(f"kernel {name}: argument kinds {', '.join(map(repr, bad))} are not supported")
-        kernel = LoadedKernel(co.kernels[name], buf.va, self.arch)
+        kernel = LoadedKernel(info, buf.va, self.arch)
         if kernel.code_va % 256:
             raise CodeObjectError(f"kernel {name}: its entry at {kernel.code_va:#x} (image offset "
-                                  f"{co.kernels[name].entry_offset:#x}) is not 256-byte aligned, as "
+                                  f"{info.entry_offset:#x}) is not 256-byte aligned, as "
                                   "COMPUTE_PGM_LO (address >> 8) needs")
         if kernel.segment_size > self._kernargs.size:
             raise CodeObjectError(f"kernel {name}: a kernarg segment of {kernel.segment_size} bytes does not fit "
                                   f"the {self._kernargs.size}-byte kernarg pool")
-        return AMDProgram(self, kernel, buf)
+        if kernel.uses_printf and not formats:
+            raise CodeObjectError(f"kernel {name} takes a printf buffer but the code object has no amdhsa.printf "
+                                  "format strings to print its records with")
+        return AMDProgram(self, kernel, buf, formats)
 
     def _launch(self, program: AMDProgram, args: tuple, grid, block, dims: int, lds: int = 0) -> None:
         self._check()
@@ -243,7 +258,9 @@ class AMDDevice(HCQDevice):
             raise ValueError(f"{k.name}: grid {grid}: on {self.arch} workgroup ids Y and Z are 16 bits (TTMP7), "
                              f"at most {GFX12_MAX_GRID_YZ} workgroups in Y and Z")
         ap = self.gpu.apertures
-        launch = LaunchInfo(grid, block, dims, dynamic_lds=lds, private_base=ap.scratch_base, shared_base=ap.lds_base)
+        printf_va = self._printf_buffer(program.printf).va if k.uses_printf else 0
+        launch = LaunchInfo(grid, block, dims, dynamic_lds=lds, private_base=ap.scratch_base, shared_base=ap.lds_base,
+                            printf_buffer=printf_va)
         segment = build_kernargs(k.info, args, launch, self._pointer_of)
         _, dynamic_lds = lds_layout(k.info, args, launch)
         lds_max = self.gpu.props.get("lds_size_in_kb", 64) * 1024
@@ -261,6 +278,41 @@ class AMDDevice(HCQDevice):
             view[off + k.args_size:off + k.args_size + 64] = memoryview(packet)
         self._enqueue(lambda wait, sig: self._compute_queue().wait(self.timeline_signal, wait)
                       .exec(program, va, grid, block, dynamic_lds).signal(self.timeline_signal, sig))
+
+    # --- printf ------------------------------------------------------------------------------------------
+    def _printf_buffer(self, formats: PrintfFormats) -> Buffer:
+        """The buffer a printf-using launch writes to: the current one while launches come from the same
+        code object (records then stay in launch order in one buffer), else a fresh one. Host-visible
+        memory, so synchronize reads the records in place."""
+        if self._printf_runs and self._printf_runs[-1][0] is formats:
+            return self._printf_runs[-1][1]
+        size = buffer_size()
+        while self._printf_free and self._printf_free[-1].size != size:
+            self._free(self._printf_free.pop())
+        buf = self._printf_free.pop() if self._printf_free else self._alloc(size, host=True)
+        buf.host_view()[:HEADER_BYTES] = np.frombuffer(empty_buffer(size), np.uint8)
+        self._printf_runs.append((formats, buf))
+        return buf
+
+    def _print_messages(self) -> None:
+        """Print the records of every finished printf launch, in launch order, and recycle the buffers."""
+        runs, self._printf_runs = self._printf_runs, []
+        for formats, buf in runs:
+            view = buf.host_view()
+            used = min(HEADER_BYTES + int.from_bytes(bytes(view[:4]), "little"), buf.size)
+            try:
+                print_buffer(formats, bytes(view[:used]), self.name)
+            finally:
+                view[:used] = 0   # the next run starts from an empty buffer
+                self._printf_free.append(buf)
+
+    def synchronize(self) -> None:
+        """Wait for all submitted work, then print what its printf calls wrote (also when it faulted)."""
+        try:
+            super().synchronize()
+        finally:
+            if self._printf_runs:
+                self._print_messages()
 
     def _scratch_for(self, k: LoadedKernel) -> tuple[int, int]:
         """(COMPUTE_TMPRING_SIZE, scratch base) for a kernel using `k.scratch_per_lane` bytes per lane."""

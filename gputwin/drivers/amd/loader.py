@@ -67,6 +67,7 @@ class LoadedKernel:
             self.rsrc1 |= amdhsa.COMPUTE_PGM_RSRC1_PRIV(1)
         self.rsrc3 = info.rsrc3
         self.max_block = int(info.metadata.get(".max_flat_workgroup_size", 1024))
+        self.uses_printf = any(a.value_kind == "hidden_printf_buffer" for a in info.args)
         self.args_size = round_up(max(info.kernarg_size, 1), KERNARG_ALIGN)
         self.segment_size = self.args_size + (64 if self.dispatch_ptr else 0)
 

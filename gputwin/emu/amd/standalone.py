@@ -9,7 +9,8 @@
 It does what a runtime does on the way to `run_dispatch`: maps the relocated image, lays out explicit
 and hidden kernel arguments from the metadata (gputwin.abi.kernargs, shared with the driver), fills the
 user SGPRs the descriptor enables (gputwin.abi.amdhsa), and writes an AQL dispatch packet when the kernel
-asks for the dispatch pointer. Pointer arguments are plain GPU addresses (ints).
+asks for the dispatch pointer. Pointer arguments are plain GPU addresses (ints). A kernel that prints gets
+a printf buffer in the arena; its messages are printed when the dispatch returns (gputwin.abi.printf).
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ import numpy as np
 from gputwin.abi import amdhsa
 from gputwin.abi.code_object import CodeObject
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs
+from gputwin.abi.printf import PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.emu.amd.dispatch import Counters, Dispatch, run_dispatch
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction, KernelNotFound
+from gputwin.errors import IllegalInstruction
 
 PAGE = 0x1000
 
@@ -55,15 +57,18 @@ class Kernel:
     """One kernel of a loaded code object; calling it runs a dispatch and returns the Counters."""
 
     def __init__(self, arena: Arena, co: CodeObject, base: int, name: str):
-        if name not in co.kernels:
-            raise KernelNotFound(name, list(co.kernels))
-        self.arena, self.co, self.base, self.info = arena, co, base, co.kernels[name]
+        self.arena, self.co, self.base, self.info = arena, co, base, co.find_kernel(name)
+        self.printf_buffer: tuple[int, int] | None = None   # (address, size) of the last dispatch's printf buffer
 
     def dispatch(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0) -> Dispatch:
         info, arena = self.info, self.arena
         grid, block = tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))
         dims = 3 if grid[2] * block[2] > 1 else 2 if grid[1] * block[1] > 1 else 1
-        launch = LaunchInfo(grid=grid, block=block, dims=dims, dynamic_lds=dynamic_lds)
+        self.printf_buffer = None
+        if any(a.value_kind == "hidden_printf_buffer" for a in info.args):
+            self.printf_buffer = (arena.alloc(buffer_size(), empty_buffer(buffer_size())), buffer_size())
+        launch = LaunchInfo(grid=grid, block=block, dims=dims, dynamic_lds=dynamic_lds,
+                            printf_buffer=self.printf_buffer[0] if self.printf_buffer else 0)
         ka = build_kernargs(info, args, launch, _pointer)
         ka_va = arena.alloc(max(len(ka), 1), bytes(ka))
         kd = self.base + info.kd_offset
@@ -87,8 +92,13 @@ class Kernel:
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0,
                  watchdog_s: float | None = None, watchdog_insts: int | None = None) -> Counters:
         d = self.dispatch(*args, grid=grid, block=block, dynamic_lds=dynamic_lds)
-        return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
-                            watchdog_insts=watchdog_insts)
+        try:
+            return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
+                                watchdog_insts=watchdog_insts)
+        finally:   # what the kernel printed, also when it faulted (as the driver does at synchronize)
+            if self.printf_buffer is not None:
+                print_buffer(PrintfFormats.from_metadata(self.co.metadata), self.arena.read(*self.printf_buffer),
+                             f"kernel {self.info.name}")
 
 
 def _pointer(v) -> int:

@@ -97,9 +97,12 @@ class Assembler:
         `errors` list, bad lines are collected there (AsmError) and skipped instead of raising."""
         return [(n, raw, code) for n, raw, code, _ in self.assemble_items(text, errors)]
 
-    def assemble_items(self, text: str, errors: list | None = None) -> list[tuple[int, str, bytes, Inst | None]]:
-        """Like assemble_lines, with each line's parsed Inst (None for .long data)."""
-        items, labels, pc = [], {}, 0
+    def assemble_items(self, text: str, errors: list | None = None,
+                       labels: dict | None = None) -> list[tuple[int, str, bytes, Inst | None]]:
+        """Like assemble_lines, with each line's parsed Inst (None for .long data); a `labels` dict is filled
+        with each label's byte offset."""
+        items, pc = [], 0
+        labels = {} if labels is None else labels
         for n, raw in enumerate(text.splitlines(), 1):
             try:
                 pc = self._first_pass(n, raw, items, labels, pc)

@@ -40,17 +40,33 @@ def as_written(inst: Inst, written: Inst) -> Inst:
     return inst
 
 
-def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False) -> int:
+def _report(errors: list[AsmError], source: str, filename: str, err: TextIO) -> None:
+    lines = source.splitlines()
+    for e in sorted(errors, key=lambda e: (e.line, e.column)):
+        print(f"{filename}:{e.line}:{e.column}: error: {e.message}\n{lines[e.line - 1]}\n{' ' * (e.column - 1)}^",
+              file=err)
+
+
+def asm_object(source: str, arch: str, err: TextIO, wave64: bool = False,
+               filename: str = "<stdin>") -> bytes | None:
+    """The code as llvm-mc -filetype=obj writes it (an ELF relocatable object with .text and the labels),
+    or None after reporting errors."""
+    from gputwin.compiler.elf import relocatable_object
+    errors: list[AsmError] = []
+    labels: dict[str, int] = {}
+    items = assembler(arch, wave64).assemble_items(source, errors, labels)
+    _report(errors, source, filename, err)
+    return None if errors else relocatable_object(b"".join(code for _, _, code, _ in items), arch, labels)
+
+
+def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False, filename: str = "<stdin>") -> int:
     """Assemble; print each instruction as `<canonical asm> ; encoding: [...]`. Exit status 1 on errors
-    (each reported as <file>:line:column: error: ...), like llvm-mc."""
+    (each reported as <file>:line:column: error: ..., the file being `filename`), like llvm-mc."""
     a = assembler(arch, wave64)
     pr = printer(arch, wave64, asm_style=True)   # the arch's printer (gfx942/gfx12 print memory ops their way)
     errors: list[AsmError] = []
     items = a.assemble_items(source, errors)
-    lines = source.splitlines()
-    for e in sorted(errors, key=lambda e: (e.line, e.column)):
-        print(f"<stdin>:{e.line}:{e.column}: error: {e.message}\n{lines[e.line - 1]}\n{' ' * (e.column - 1)}^",
-              file=err)
+    _report(errors, source, filename, err)
     print("\t.text", file=out)
     for _, _, code, written in items:
         off = 0
@@ -89,7 +105,7 @@ def _disasm_blob(code: bytes, arch: str, base: int, out: TextIO, err: TextIO, sh
 
 
 def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False,
-           wave64: bool = False) -> int:
+           wave64: bool = False, filename: str = "<stdin>") -> int:
     """Input: lines of bytes as llvm-mc -disassemble reads them (0x01,0x05 0x00 ...; '#' or ';' comments).
     Undecodable words print as `.long 0x...` with an error naming the offset; exit status 1 then."""
     print("\t.text", file=out)
@@ -99,21 +115,23 @@ def disasm(source: str, arch: str, out: TextIO, err: TextIO, show_encoding: bool
         tokens = [t for t in re.split(r"[\s,\[\]]+", body) if t]
         bad = next((t for t in tokens if not _BYTE.fullmatch(t) or int(t, 0) > 255), None)
         if bad is not None:
-            print(f"<stdin>:{n}: error: {bad!r} is not a byte", file=err)
+            print(f"{filename}:{n}: error: {bad!r} is not a byte", file=err)
             status = 1
             continue
         code = bytes(int(t, 0) for t in tokens)
-        status |= _disasm_blob(code, arch, base, out, err, show_encoding, f"<stdin>:{n}", wave64)
+        status |= _disasm_blob(code, arch, base, out, err, show_encoding, f"{filename}:{n}", wave64)
         base += len(code)
     return status
 
 
-def disasm_elf(image: bytes, arch: str, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
+def disasm_elf(image: bytes, arch: str | None, out: TextIO, err: TextIO, show_encoding: bool = False) -> int:
     """Every kernel of an HSA code object: a `name:` label, then its instructions (wave32 or wave64 as
-    the kernel descriptor says)."""
-    from gputwin.abi.code_object import CodeObject
+    the kernel descriptor says). `arch` None: the processor the ELF header names, as llvm-objdump does
+    (a generic target's code decodes as its first member's)."""
+    from gputwin.abi.code_object import GENERIC_MEMBERS, CodeObject
 
     co = CodeObject.parse(image)
+    arch = arch or GENERIC_MEMBERS.get(co.arch, (co.arch,))[0]
     sizes = {s.name: s.size for s in co.symbols if s.type == 2}   # STT_FUNC
     status = 0
     print("\t.text", file=out)
