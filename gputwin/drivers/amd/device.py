@@ -22,7 +22,8 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
-from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError
+from gputwin.errors import (GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault, PacketError,
+                            SanitizerError)
 
 RING_SIZE = 64 << 10
 MAX_WORKGROUP_SIZE = 1024   # work-items per workgroup on every supported arch (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE)
@@ -36,7 +37,8 @@ _CWSR_VGPR_1_5X = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")   # 1.
 
 # how a fault record's kind reads at the head of the message
 _WHAT = {"memory": "GPU memory fault", "illegal_instruction": "illegal instruction", "trap": "wave trap",
-         "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error"}
+         "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error",
+         "sanitizer": "sanitizer"}
 
 
 class AMDProgram(Program):
@@ -196,6 +198,9 @@ class AMDDevice(HCQDevice):
             return IllegalInstruction(message, **facts)
         if kind == "packet":
             return PacketError(message, **facts)
+        if kind == "sanitizer":
+            return SanitizerError(message, findings=r.message.decode(errors="replace").split("\n  ")[1:] or None,
+                                  **facts)
         return GpuFault(message, kind=kind, **facts)
 
     # --- programs ----------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ class Arena:
         size = max(PAGE, (int(nbytes) + PAGE - 1) & ~(PAGE - 1))
         va = self.next
         self.next += size + PAGE            # a guard page between allocations catches overruns
-        arr = self.mem.map(va, size, writable=writable)
+        arr = self.mem.map(va, size, writable=writable, extent=max(1, int(nbytes)))   # memcheck: the exact size
         if data is not None:
             src = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) \
                 else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
