@@ -9,6 +9,9 @@ the outcome of a test that is not gputwin's:
 - `dev_spec` fixture: the selected spec string. `dev` fixture: the device, opened once per worker and
   handed to each test; a test that leaves it lost (DeviceLost after a fault or hang) gets it closed and
   reopened for the next test.
+- `--gputwin-sanitize LIST` sets GPUTWIN_SANITIZE (memcheck, initcheck, racecheck, synccheck or all) for
+  the run, so gputwin's emulated GPUs check every dispatch (docs/sanitizers.md); nothing else reads it.
+  Given, it prints the sanitizers' tally at the end of the run (in-process dispatches only).
 - Tests carrying an explicit `@pytest.mark.hw` marker run only when a real device is selected, else they
   are skipped saying so. Package, module, class and parameter names never count.
 """
@@ -25,7 +28,11 @@ _HELP = "device under test, e.g. MOCKAMD, MOCKAMD:gfx942, AMD, CPU (default: $DE
 
 
 def pytest_addoption(parser):
-    parser.getgroup("gputwin").addoption("--gputwin-dev", dest="gputwin_dev", default=None, help=_HELP)
+    group = parser.getgroup("gputwin")
+    group.addoption("--gputwin-dev", dest="gputwin_dev", default=None, help=_HELP)
+    group.addoption("--gputwin-sanitize", dest="gputwin_sanitize", default=None, metavar="LIST",
+                    help="check emulated GPU work: memcheck,initcheck,racecheck,synccheck or all "
+                         "(sets GPUTWIN_SANITIZE for the run)")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -63,6 +70,7 @@ def _spec(config) -> str:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "hw: needs a real GPU selected with --gputwin-dev (AMD, NV, USBAMD)")
+    _sanitize(config)
     config._gputwin_targets, config._gputwin_error = None, None
     try:
         config._gputwin_targets = devmod.parse_spec(_spec(config))
@@ -70,6 +78,37 @@ def pytest_configure(config):
         if _explicit(config):
             raise pytest.UsageError(f"--gputwin-dev (--dev): {e}") from None
         config._gputwin_error = f"$DEV={os.environ.get('DEV')!r} is not a gputwin device: {e}"
+
+
+def _sanitize(config) -> None:
+    """Set GPUTWIN_SANITIZE from --gputwin-sanitize for this run (restored at unconfigure)."""
+    wanted = config.getoption("gputwin_sanitize")
+    config._gputwin_sanitize_saved = None
+    if wanted is None:
+        return
+    from gputwin.emu.sanitizer import config as sanitizer_config
+    try:
+        sanitizer_config.checkers({"GPUTWIN_SANITIZE": wanted})
+    except ValueError as e:
+        raise pytest.UsageError(f"--gputwin-sanitize: {e}") from None
+    config._gputwin_sanitize_saved = (os.environ.get("GPUTWIN_SANITIZE"),)
+    os.environ["GPUTWIN_SANITIZE"] = wanted
+
+
+def pytest_unconfigure(config):
+    saved = getattr(config, "_gputwin_sanitize_saved", None)
+    if saved is None:
+        return
+    if saved[0] is None:
+        os.environ.pop("GPUTWIN_SANITIZE", None)
+    else:
+        os.environ["GPUTWIN_SANITIZE"] = saved[0]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if getattr(config, "_gputwin_sanitize_saved", None) is not None:
+        from gputwin.emu.sanitizer.report import TALLY
+        terminalreporter.write_line(TALLY.summary())
 
 
 def pytest_report_header(config):

@@ -108,3 +108,30 @@ def test_a_test_that_loses_the_device_does_not_poison_the_next(pytester):
     pytester.makepyfile(LOSE_DEVICE.format(blob=blob))
     result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+SANITIZE_TEST = """
+import os
+
+def test_sees_the_checkers():
+    assert os.environ.get("GPUTWIN_SANITIZE") == {expected!r}
+"""
+
+
+def test_sanitize_option_sets_the_checkers_for_the_run(pytester, monkeypatch):
+    monkeypatch.delenv("GPUTWIN_SANITIZE", raising=False)
+    pytester.makepyfile(SANITIZE_TEST.format(expected="memcheck,synccheck"))
+    result = pytester.runpytest_subprocess("--gputwin-sanitize", "memcheck,synccheck")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["gputwin sanitizer: 0 dispatches checked, 0 findings"])
+    pytester.makepyfile(SANITIZE_TEST.format(expected=None))     # not given: nothing set, nothing printed
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    assert "gputwin sanitizer" not in result.stdout.str()
+
+
+def test_bad_sanitize_option_stops_the_run(pytester):
+    pytester.makepyfile(SANITIZE_TEST.format(expected=None))
+    result = pytester.runpytest_subprocess("--gputwin-sanitize", "leakcheck")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--gputwin-sanitize*unknown checker*leakcheck*"])
