@@ -3,7 +3,7 @@ group segment, every private access against the per-lane size.
 
 An allocation's extent (AddressSpace.map(extent=...)) is the byte count the driver asked for; the pages
 behind it are larger, and hardware faults only past the page. memcheck flags any byte outside the
-extent (or outside any mapping: the access would fault, and the report can say where it was aimed)."""
+extent that still lies in its pages; an access past the pages faults as it would on hardware."""
 from __future__ import annotations
 
 import bisect
@@ -16,8 +16,9 @@ U64 = np.uint64
 
 
 def outside_allocations(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> np.ndarray | None:
-    """Bool per address (uint64, flat): does [a, a+nbytes) leave the allocation that holds a? None when
-    every address is inside (the common case, settled without a per-lane search)."""
+    """Bool per address (uint64, flat): does [a, a+nbytes) stay in a mapping's pages but leave the
+    allocation? None when no address does (the common case, settled without a per-lane search). An
+    access that leaves the pages is not flagged: it faults, and the MemoryFault reports it."""
     if addrs.size == 0:
         return None
     lo, hi = int(addrs.min()), int(addrs.max())
@@ -26,10 +27,11 @@ def outside_allocations(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> 
         return None
     regions = space.regions()
     bases = np.array([x.base for x in regions], U64)
-    ends = np.array([x.alloc_end for x in regions] + [0], U64)
     idx = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
-    ok = (idx >= 0) & (addrs < ends[idx]) & (ends[idx] - addrs >= U64(nbytes))
-    return None if ok.all() else ~ok
+    room = lambda ends: (idx >= 0) & (addrs < ends[idx]) & (ends[idx] - addrs >= U64(nbytes))   # noqa: E731
+    mapped = room(np.array([x.end for x in regions] + [0], U64))
+    bad = mapped & ~room(np.array([x.alloc_end for x in regions] + [0], U64))
+    return bad if bad.any() else None
 
 
 def nearest_allocation(space: AddressSpace, address: int, nbytes: int) -> str:
