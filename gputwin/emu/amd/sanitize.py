@@ -77,9 +77,14 @@ def _plan(inst):
 
 
 # --- where the lanes are --------------------------------------------------------------------------
-def _lane_ids(g, mask):
-    """Flat (wave row * lanes + lane) index of each active lane."""
-    return np.flatnonzero(mask.reshape(-1))
+# An access's lanes are flat (wave row * lanes + lane) ids: an index array, or None when every lane of the
+# group takes part in order (then nothing is gathered; ids are made only for a report).
+def _active(g):
+    return None if g.exec_full else np.flatnonzero(g.exec.reshape(-1))
+
+
+def _ids(lanes, count: int) -> np.ndarray:
+    return np.arange(count) if lanes is None else lanes
 
 
 def _finding(g, site, checker, what, flat_lane, **facts) -> Finding:
@@ -96,14 +101,15 @@ def _describe(kind: str, space: str, nbytes: int) -> str:
 
 # --- the checks -------------------------------------------------------------------------------------
 def _global(g, site, addrs, lanes, nbytes, kind):
-    """Global accesses: addrs uint64 of the lanes `lanes` (flat lane ids)."""
+    """Global accesses: addrs uint64 of the lanes `lanes` (see _active)."""
     san, mem = g.ctx.sanitizer, g.ctx.mem
     if san.on("memcheck"):
         bad = memcheck.outside_allocations(mem, addrs, nbytes)
         if bad is not None:
             i = int(np.argmax(bad))
             a = int(addrs[i])
-            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'global', nbytes)}", lanes[i],
+            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'global', nbytes)}",
+                                _ids(lanes, addrs.size)[i],
                                 address=a, size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
                                 detail=memcheck.nearest_allocation(mem, a, nbytes)))
     if san.on("initcheck"):
@@ -116,7 +122,8 @@ def _global(g, site, addrs, lanes, nbytes, kind):
                 where = f"{a - r.base} bytes into a {r.alloc_end - r.base}-byte allocation at {r.base:#x}" \
                     if r is not None else ""
                 san.report(_finding(g, site, "initcheck", f"uninitialised {_describe(kind, 'global', nbytes)}",
-                                    lanes[i], address=a, size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
+                                    _ids(lanes, addrs.size)[i], address=a, size=nbytes, write=kind != LOAD,
+                                    lanes=int(bad.sum()),
                                     detail=f"nothing wrote it since it was allocated ({where})" if where else ""))
         if kind != LOAD:
             initcheck.mark(mem, addrs, nbytes)
@@ -128,7 +135,8 @@ def _private(g, site, offs, lanes, nbytes, kind):
         bad = memcheck.outside_range(offs, nbytes, g.ctx.scratch_bytes)
         if bad is not None:
             i = int(np.argmax(bad))
-            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'private', nbytes)}", lanes[i],
+            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'private', nbytes)}",
+                                _ids(lanes, offs.size)[i],
                                 address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
                                 detail=f"outside the {g.ctx.scratch_bytes} private bytes of each lane"))
 
@@ -140,24 +148,28 @@ def _shared(g, site, offs, lanes, nbytes, kind):
     bad = memcheck.outside_range(offs, nbytes, size)
     if bad is not None and san.on("memcheck"):
         i = int(np.argmax(bad))
-        san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'LDS', nbytes)}", lanes[i],
+        san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'LDS', nbytes)}", _ids(lanes, offs.size)[i],
                             address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
                             detail=f"{int(offs[i]) + nbytes - size} bytes past the end of the workgroup's "
                                    f"{size}-byte group segment"))
     races = san.races
     if races is None or kind == ATOMIC:
         return
-    inside = slice(None) if bad is None else ~bad
-    rows = lanes[inside] // g.lanes
-    local_wg = g.wg[rows]
-    race = races.access(local_wg * size + offs[inside], g.waves[rows], local_wg, nbytes, kind == STORE)
+    if bad is None and lanes is None:          # every lane of the group, all inside: no gathers
+        waves, local_wg, offs_in = np.repeat(g.waves, g.lanes), np.repeat(g.wg, g.lanes), offs
+        ids = None
+    else:
+        ids = _ids(lanes, offs.size) if bad is None else _ids(lanes, offs.size)[~bad]
+        offs_in = offs if bad is None else offs[~bad]
+        rows = ids // g.lanes
+        waves, local_wg = g.waves[rows], g.wg[rows]
+    race = races.access(local_wg * size + offs_in, waves, local_wg, nbytes, kind == STORE)
     if race is not None:
-        lane = lanes[inside][race.index]
         other = "several waves" if race.other_wave < 0 else f"wave {race.other_wave}"
         earlier = "read" if race.kind == "write-after-read" else "wrote"
-        san.report(_finding(g, site, "racecheck", f"LDS {race.kind} race on {nbytes} bytes", lane,
-                            address=int(offs[inside][race.index]), size=nbytes, write=kind == STORE,
-                            lanes=race.lanes,
+        san.report(_finding(g, site, "racecheck", f"LDS {race.kind} race on {nbytes} bytes",
+                            race.index if ids is None else ids[race.index],
+                            address=int(offs_in[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes,
                             detail=f"{other} {earlier} it with no barrier in between"))
 
 
@@ -165,10 +177,9 @@ def _vmem(addr, nbytes, kind):
     seg = addr.seg
 
     def check(g, site):
-        mask = g.exec
-        grid = addr._grid(g)
-        lanes = _lane_ids(g, mask)
-        a = grid.reshape(-1)[lanes]
+        lanes = _active(g)
+        grid = addr._grid(g).reshape(-1)
+        a = grid if lanes is None else grid[lanes]
         if seg == "SCRATCH":
             _private(g, site, a.astype(np.int64), lanes, nbytes, kind)
             return
@@ -177,12 +188,13 @@ def _vmem(addr, nbytes, kind):
             shared, private = hi == SHARED_APERTURE_HI, hi == PRIVATE_APERTURE_HI
             if shared.any() or private.any():
                 low = (a & U64(0xFFFFFFFF)).astype(np.int64)
+                ids = _ids(lanes, a.size)
                 if shared.any():
-                    _shared(g, site, low[shared], lanes[shared], nbytes, kind)
+                    _shared(g, site, low[shared], ids[shared], nbytes, kind)
                 if private.any():
-                    _private(g, site, low[private], lanes[private], nbytes, kind)
+                    _private(g, site, low[private], ids[private], nbytes, kind)
                 glob = ~(shared | private)
-                a, lanes = a[glob], lanes[glob]
+                a, lanes = a[glob], ids[glob]
         _global(g, site, a, lanes, nbytes, kind)
     return check
 
@@ -223,9 +235,9 @@ def _ds(inst):
     reg = inst.operands["addr"].index
 
     def check(g, site):
-        mask = g.exec
-        lanes = _lane_ids(g, mask)
-        base = g.vgpr(reg).reshape(-1)[lanes].astype(np.int64)
+        lanes = _active(g)
+        base = g.vgpr(reg).reshape(-1)
+        base = (base if lanes is None else base[lanes]).astype(np.int64)
         for off in offs:
             _shared(g, site, (base + off) & 0xFFFFFFFF, lanes, width, mode)
     return check
@@ -256,19 +268,25 @@ def barrier_released(ctx, program, released: list) -> None:
         san.races.barrier(np.unique(np.concatenate([g.wg for g in released])))
     if not san.on("synccheck"):
         return
-    pcs: dict[int, set[int]] = {}
-    for g in released:
-        for w in np.unique(g.wg):
-            pcs.setdefault(int(w), set()).add(g.pc)
-    for w, at in pcs.items():
+    wg = np.concatenate([g.wg for g in released])
+    pc = np.concatenate([np.full(g.n, g.pc, np.int64) for g in released])
+    lo, hi = np.full(ctx.ended.size, 1 << 62, np.int64), np.full(ctx.ended.size, -1, np.int64)
+    np.minimum.at(lo, wg, pc)
+    np.maximum.at(hi, wg, pc)
+    here = hi >= 0
+    for bad, what in ((here & (lo != hi), "mismatch"), (here & (lo == hi) & (ctx.ended > 0), "partial")):
+        if not bad.any():
+            continue
+        w = int(np.argmax(bad))
         g = next(x for x in released if (x.wg == w).any())
         row = int(np.argmax(g.wg == w))
-        if len(at) > 1:
-            offsets = ", ".join(f"{ctx.code_address + _barrier_pc(program, pc) - san.entry:#x}" for pc in sorted(at))
+        if what == "mismatch":
+            offsets = ", ".join(f"{ctx.code_address + _barrier_pc(program, int(p)) - san.entry:#x}"
+                                for p in (lo[w], hi[w]))
             san.report(_barrier_finding(ctx, program, g, row, "barrier mismatch",
                                         detail=f"waves of one workgroup were released from different "
                                                f"s_barrier instructions (pc offsets {offsets})"))
-        elif ctx.ended[w]:
+        else:
             san.report(_barrier_finding(
                 ctx, program, g, row, "barrier not reached by the whole workgroup",
                 detail=f"{int(ctx.ended[w])} of its {ctx.waves_per_group} waves had ended instead (hardware "

@@ -33,12 +33,20 @@ def _per_region(space: AddressSpace, addrs: np.ndarray, nbytes: int):
             yield r, sel, (addrs[sel] - U64(r.base)).astype(np.int64)
 
 
+def _dense(offs: np.ndarray, nbytes: int) -> bool:
+    """Do the offsets tile one range, each access right after the one before (consecutive lanes)?"""
+    return offs.size < 2 or int(offs[-1]) - int(offs[0]) == nbytes * (offs.size - 1) and \
+        bool((np.diff(offs) == nbytes).all())
+
+
 def uninitialised(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> np.ndarray | None:
     """Bool per address: does [a, a+nbytes) hold a byte never written? None when none does."""
     bad = None
-    span = np.arange(nbytes, dtype=np.int64)
     for r, sel, offs in _per_region(space, addrs, nbytes):
-        lanes = ~r.shadow[offs[:, None] + span].all(axis=1)
+        lo, hi = int(offs.min()), int(offs.max())
+        if r.shadow[lo:hi + nbytes].all():       # everything between the lowest and highest access written
+            continue
+        lanes = ~r.shadow[offs[:, None] + np.arange(nbytes)].all(axis=1)
         if lanes.any():
             if bad is None:
                 bad = np.zeros(addrs.size, bool)
@@ -51,6 +59,8 @@ def uninitialised(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> np.nda
 
 def mark(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> None:
     """Record that [a, a+nbytes) was written at each address."""
-    span = np.arange(nbytes, dtype=np.int64)
     for r, _, offs in _per_region(space, addrs, nbytes):
-        r.shadow[offs[:, None] + span] = True
+        if _dense(offs, nbytes):
+            r.shadow[int(offs[0]):int(offs[-1]) + nbytes] = True
+        else:
+            r.shadow[offs[:, None] + np.arange(nbytes)] = True

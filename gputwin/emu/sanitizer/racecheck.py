@@ -1,12 +1,15 @@
 """racecheck (LDS): conflicting accesses to one LDS byte by different waves of a workgroup with no barrier
 between them.
 
-Barriers cut a workgroup's run into epochs (the count of barriers it has passed). Per LDS byte the
-shadow keeps the last writer (wave and epoch) and the reader (a wave, MANY for several, and the epoch).
-An access conflicts when, in the same epoch, another wave wrote the byte (read-after-write,
-write-after-write) or, for a write, another wave read it (write-after-read). That is a happens-before
-check, so it does not depend on the order the emulator happens to run the waves in. Lanes of one wave
-are ordered by the instruction stream and never race; atomics are not tracked (they may overlap)."""
+Barriers cut a workgroup's run into epochs (the count of barriers it has passed). The shadow is kept per
+LDS dword: the last writer (wave, epoch, and a mask of the bytes it wrote) and the reader (a wave, MANY
+for several, the epoch and the bytes read). An access conflicts when, in the same epoch, another wave
+wrote bytes it touches (read-after-write, write-after-write) or, for a write, another wave read them
+(write-after-read). That is a happens-before check, so it does not depend on the order the emulator
+happens to run the waves in. Lanes of one wave are ordered by the instruction stream and never race;
+atomics are not tracked (they may overlap). What it can miss: only the last writer of a dword is kept,
+so of two waves writing different bytes of one dword the first is forgotten; two waves writing parts of
+one dword in one instruction are reported only when both write the whole dword."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NONE, MANY = -1, -2
+FULL = 0xF
 
 
 @dataclass
@@ -26,15 +30,38 @@ class Race:
 
 class LdsRaces:
     def __init__(self, nbytes_total: int, workgroups: int):
-        self.writer = np.full(nbytes_total, NONE, np.int64)
-        self.write_epoch = np.full(nbytes_total, -1, np.int64)
-        self.reader = np.full(nbytes_total, NONE, np.int64)
-        self.read_epoch = np.full(nbytes_total, -1, np.int64)
-        self.epoch = np.zeros(workgroups, np.int64)
+        dwords = -(-nbytes_total // 4)
+        self.writer = np.full(dwords, NONE, np.int32)
+        self.write_epoch = np.full(dwords, -1, np.int32)
+        self.write_mask = np.zeros(dwords, np.uint8)
+        self.reader = np.full(dwords, NONE, np.int32)
+        self.read_epoch = np.full(dwords, -1, np.int32)
+        self.read_mask = np.zeros(dwords, np.uint8)
+        self.epoch = np.zeros(workgroups, np.int32)
+        self._stamp = np.empty(dwords, np.int32)   # per-dword wave stamps within one instruction
 
     def barrier(self, local_workgroups: np.ndarray) -> None:
         """These workgroups (batch-local indices) passed a barrier: a new epoch starts for each."""
         self.epoch[local_workgroups] += 1
+
+    @staticmethod
+    def _cells(index: np.ndarray, nbytes: int):
+        """(lane of each touched dword, dword, byte mask in it) for accesses of nbytes at `index`."""
+        if nbytes % 4 == 0 and not (np.bitwise_or.reduce(index) & 3):    # aligned dwords: whole cells
+            per = nbytes // 4
+            cells = ((index >> 2)[:, None] + np.arange(per)).reshape(-1) if per > 1 else index >> 2
+            return np.repeat(np.arange(index.size), per) if per > 1 else None, cells, None
+        first = index >> 2
+        per = int(((index + nbytes - 1) >> 2).max() - first.min()) + 1 if index.size else 1
+        per = min(per, nbytes // 4 + 2)
+        k = np.arange(per)
+        cell = first[:, None] + k
+        lo = np.clip(index[:, None] - 4 * cell, 0, 4)
+        hi = np.clip(index[:, None] + nbytes - 4 * cell, 0, 4)
+        keep = (hi > lo).reshape(-1)
+        mask = (((1 << hi) - 1) & ~((1 << lo) - 1)).astype(np.uint8).reshape(-1)
+        lane = np.repeat(np.arange(index.size), per)
+        return lane[keep], cell.reshape(-1)[keep], mask[keep]
 
     def access(self, index: np.ndarray, waves: np.ndarray, local_wg: np.ndarray, nbytes: int,
                write: bool) -> Race | None:
@@ -42,43 +69,46 @@ class LdsRaces:
         access lane (in range), waves its wave id, local_wg its batch-local workgroup."""
         if index.size == 0:
             return None
-        span = np.arange(nbytes, dtype=np.int64)
-        idx = (index[:, None] + span).reshape(-1)
-        wave = np.repeat(waves, nbytes)
-        ep = np.repeat(self.epoch[local_wg], nbytes)
-        lane_of = np.repeat(np.arange(index.size), nbytes)
-        same = self.write_epoch[idx] == ep
-        w = self.writer[idx]
-        raw = same & (w != NONE) & (w != wave)
+        lane, cells, mask = self._cells(index.astype(np.int64), nbytes)
+        wave = waves.astype(np.int32) if lane is None else waves.astype(np.int32)[lane]
+        ep = self.epoch[local_wg] if lane is None else self.epoch[local_wg][lane]
+        full = mask is None
+        m = np.uint8(FULL) if full else mask
+        # dwords several waves' lanes of this instruction touch: stamp each with a wave (the last lane's
+        # wins) and see which lanes lost
+        self._stamp[cells] = wave
+        winner = self._stamp[cells]
+        mixed = winner != wave
+        w = self.writer[cells]
+        conflict = (self.write_epoch[cells] == ep) & (w != NONE) & (w != wave)
+        if not full:
+            conflict &= (self.write_mask[cells] & m) != 0
         kind, other = ("write-after-write" if write else "read-after-write"), w
-        conflict = raw
-        if write:
-            r = self.reader[idx]
-            war = (self.read_epoch[idx] == ep) & ((r == MANY) | ((r != NONE) & (r != wave)))
-            if war.any() and not raw.any():
-                kind, other, conflict = "write-after-read", r, war
-        # within this instruction: one byte touched by lanes of several waves
-        order = np.argsort(idx, kind="stable")
-        si, sw = idx[order], wave[order]
-        starts = np.r_[0, np.flatnonzero(si[1:] != si[:-1]) + 1]
-        lo, hi = np.minimum.reduceat(sw, starts), np.maximum.reduceat(sw, starts)
-        mixed = lo != hi
+        if write and not conflict.any():
+            r = self.reader[cells]
+            conflict = (self.read_epoch[cells] == ep) & ((r == MANY) | ((r != NONE) & (r != wave)))
+            if not full:
+                conflict &= (self.read_mask[cells] & m) != 0
+            kind, other = "write-after-read", r
+            if not conflict.any() and full and mixed.any():
+                conflict, kind, other = mixed, "write-after-write", winner
         found = None
         if conflict.any():
             at = int(np.argmax(conflict))
-            lanes = np.unique(lane_of[conflict]).size
-            found = Race(kind, int(lane_of[at]), int(other[at]), lanes)
-        elif write and mixed.any():
-            u = int(np.argmax(mixed))
-            at = order[starts[u]]
-            found = Race("write-after-write", int(lane_of[at]), int(hi[u]) if wave[at] == lo[u] else int(lo[u]),
-                         int(mixed.sum()))
-        uidx, uep = si[starts], ep[order][starts]
+            hit = conflict if lane is None else np.bincount(lane[conflict], minlength=index.size) > 0
+            found = Race(kind, at if lane is None else int(lane[at]), int(other[at]), int(np.count_nonzero(hit)))
         if write:
-            self.writer[idx], self.write_epoch[idx] = wave, ep
+            if not full:
+                same = (self.writer[cells] == wave) & (self.write_epoch[cells] == ep)
+                m = np.where(same, self.write_mask[cells] | m, m)
+            self.writer[cells], self.write_epoch[cells], self.write_mask[cells] = wave, ep, m
         else:
-            prior, prior_ep = self.reader[uidx], self.read_epoch[uidx]
-            fresh = (prior_ep != uep) | (prior == NONE) | (prior == lo)
-            self.reader[uidx] = np.where(mixed | ~fresh, MANY, lo)
-            self.read_epoch[uidx] = uep
+            prior, prior_ep = self.reader[cells], self.read_epoch[cells]
+            now = prior_ep == ep
+            several = mixed | (now & (prior != NONE) & (prior != wave))
+            if not full:
+                m = np.where(now, self.read_mask[cells] | m, m)
+            self.reader[cells], self.read_epoch[cells], self.read_mask[cells] = wave, ep, m
+            if several.any():
+                self.reader[cells[several]] = MANY
         return found

@@ -127,3 +127,15 @@ def test_off_by_default_runs_the_plain_program(monkeypatch):
     _store_past(arena, out)                         # past the extent, inside the page: hardware is silent
     assert arena.array(out + 132, np.uint32, 1)[0] == 32
     assert not program_for(asm(STORE_PAST)).sanitize
+
+
+def test_byte_accesses_race_only_where_their_bytes_overlap():
+    r = LdsRaces(64, 1)
+    wg = np.zeros(1, np.int64)
+    assert r.access(np.array([8]), np.array([1]), wg, 1, True) is None       # wave 1 writes byte 8
+    assert r.access(np.array([9]), np.array([2]), wg, 2, True) is None       # wave 2 bytes 9-10: no overlap
+    assert r.access(np.array([11]), np.array([3]), wg, 1, False) is None     # byte 11: nobody wrote it
+    race = r.access(np.array([8]), np.array([3]), wg, 4, False)               # the whole dword: 9-10 by 2
+    assert (race.kind, race.other_wave) == ("read-after-write", 2)
+    spill = r.access(np.array([14]), np.array([4]), wg, 4, True)             # misaligned: dwords 3 and 4
+    assert spill is None and r.access(np.array([16]), np.array([5]), wg, 1, False).other_wave == 4

@@ -144,6 +144,6 @@ def test_report_all_lists_every_finding_of_the_dispatch(target, monkeypatch):
     assert "divergent barrier" in e.findings[0] and f"({missing} lanes)" in e.findings[0]
     if target[2] == 32:       # each workgroup's second wave never reaches it: the first waits on an ended wave
         assert len(e.findings) == 2 and "barrier not reached by the whole workgroup" in e.findings[1]
-        assert "1 of its 2 waves had ended instead" in e.findings[1] and "(2 times)" in e.findings[1]
+        assert "1 of its 2 waves had ended instead" in e.findings[1]
     else:
         assert len(e.findings) == 1
