@@ -55,7 +55,7 @@ class AMDProgram(Program):
         dev.dispatch_id += 1
         return dict(code_va=k.code_va, rsrc1=k.rsrc1, rsrc2=k.rsrc2(lds), rsrc3=k.rsrc3,
                     user_data=k.user_data(kernargs_va, dev.dispatch_id), grid=grid, block=block, wave32=k.wave32,
-                    tmpring_size=tmpring, scratch_va=scratch_va)
+                    tmpring_size=tmpring, scratch_va=scratch_va, group_segment=k.lds_bytes + lds)
 
 
 class AMDDevice(HCQDevice):

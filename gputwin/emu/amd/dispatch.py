@@ -43,6 +43,7 @@ class Dispatch:
     scratch_bytes_per_lane: int = 0
     scratch_base: int | None = None
     code: bytes | None = None                       # the code itself, instead of fetching it from mem
+    group_segment: int | None = None                # LDS bytes the kernel declared, when known (sanitizers)
 
 
 @dataclass
@@ -108,7 +109,8 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     doorbell) and no limit is given here, else a new one: `watchdog_s` / `watchdog_insts` override
     GPUTWIN_WATCHDOG_S / GPUTWIN_WATCHDOG_INSTS."""
     d = dispatch
-    session = Session.from_env(d.code_address, tuple(int(v) for v in d.grid), int(np.prod(d.block)))
+    session = Session.from_env(d.code_address, tuple(int(v) for v in d.grid), int(np.prod(d.block)),
+                               d.group_segment)
     try:
         counters = _run_dispatch(mem, dispatch, arch, watchdog_s, watchdog_insts, session)
         if session is not None:

@@ -145,13 +145,14 @@ def _shared(g, site, offs, lanes, nbytes, kind):
     """LDS accesses: offs are byte addresses in the workgroup's LDS of the lanes `lanes`."""
     ctx = g.ctx
     san, size = ctx.sanitizer, ctx.lds_bytes
-    bad = memcheck.outside_range(offs, nbytes, size)
+    declared = size if san.group_segment is None else min(size, san.group_segment)
+    bad = memcheck.outside_range(offs, nbytes, declared)
     if bad is not None and san.on("memcheck"):
         i = int(np.argmax(bad))
         san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'LDS', nbytes)}", _ids(lanes, offs.size)[i],
                             address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
-                            detail=f"{int(offs[i]) + nbytes - size} bytes past the end of the workgroup's "
-                                   f"{size}-byte group segment"))
+                            detail=f"{int(offs[i]) + nbytes - declared} bytes past the end of the workgroup's "
+                                   f"{declared}-byte group segment"))
     races = san.races
     if races is None or kind == ATOMIC:
         return

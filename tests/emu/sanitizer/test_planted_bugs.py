@@ -147,3 +147,12 @@ def test_report_all_lists_every_finding_of_the_dispatch(target, monkeypatch):
         assert "1 of its 2 waves had ended instead" in e.findings[1]
     else:
         assert len(e.findings) == 1
+
+
+def test_lds_overflow_inside_the_allocation_granule_is_past_the_declared_size(target):
+    # the driver's NOP marker gives the emulated CP the kernel's exact group segment (400 bytes)
+    args = lambda k: lambda d: (_filled(d, 100), _filled(d, 100), k)   # noqa: E731
+    assert _run(target, "lds_small", args(0), (100, 1, 1)) is None
+    e = _run(target, "lds_small", args(1), (100, 1, 1))
+    assert isinstance(e, SanitizerError) and e.address == 400
+    assert "4 bytes past the end of the workgroup's 400-byte group segment" in str(e)
