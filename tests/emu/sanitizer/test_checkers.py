@@ -139,3 +139,43 @@ def test_byte_accesses_race_only_where_their_bytes_overlap():
     assert (race.kind, race.other_wave) == ("read-after-write", 2)
     spill = r.access(np.array([14]), np.array([4]), wg, 4, True)             # misaligned: dwords 3 and 4
     assert spill is None and r.access(np.array([16]), np.array([5]), wg, 1, False).other_wave == 4
+
+
+def _dispatch(text, **kw):
+    return Dispatch(code_address=0x40000, code=asm(text + "\ns_endpgm\n"), **kw)
+
+
+def test_waves_released_from_different_barriers_are_a_mismatch(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "synccheck")
+    text = """
+v_readfirstlane_b32 s2, v0
+s_cmp_lt_u32 s2, 32
+s_cbranch_scc1 first
+s_barrier
+s_branch done
+first:
+s_barrier
+done:
+"""
+    with pytest.raises(SanitizerError, match="synccheck: barrier mismatch.*released from different s_barrier"):
+        run_dispatch(Arena().mem, _dispatch(text, block=(64, 1, 1)))
+    run_dispatch(Arena().mem, _dispatch(text, block=(32, 1, 1)))     # one wave: nothing to pair up
+
+
+def test_private_access_past_the_lane_size(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "memcheck")
+    with pytest.raises(SanitizerError, match="invalid write of 4 bytes of private memory.*outside the 16 private"):
+        run_dispatch(Arena().mem, _dispatch("v_mov_b32 v1, 0\nscratch_store_b32 off, v1, off offset:16",
+                                            block=(32, 1, 1), scratch_bytes_per_lane=16))
+
+
+def test_buffer_load_inside_num_records_but_past_the_allocation(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "memcheck")
+    arena = Arena()
+    va = arena.alloc(100)
+    vsharp = [va & 0xFFFFFFFF, (va >> 32) & 0xFFFF, 4096, 3 << 28]     # raw buffer, 4096 bytes in range
+    text = "v_lshlrev_b32 v2, 2, v0\nbuffer_load_b32 v1, v2, s[0:3], 0 offen"
+    with pytest.raises(SanitizerError) as info:
+        run_dispatch(arena.mem, _dispatch(text, block=(32, 1, 1), user_sgprs=vsharp))
+    assert info.value.address == va + 100 and "0 bytes past the end of a 100-byte allocation" in str(info.value)
+    run_dispatch(arena.mem, _dispatch(text, block=(25, 1, 1), user_sgprs=vsharp))
