@@ -66,11 +66,11 @@ class AddressSpace:
             if data.size < size:
                 raise ValueError(f"backing of {data.size} bytes is smaller than the mapping ({size})")
             data = data[:size]
+        shadow = np.zeros(size, bool) if undefined and "initcheck" in sanitizer_config.checkers() else None
         i = bisect.bisect_right(self._bases, va)
         if (i > 0 and self._regions[i - 1].end > va) or (i < len(self._bases) and self._bases[i] < va + size):
             raise ValueError(f"mapping va={va:#x} size={size:#x} overlaps an existing mapping")
         self._bases.insert(i, va)
-        shadow = np.zeros(size, bool) if undefined and "initcheck" in sanitizer_config.checkers() else None
         self._regions.insert(i, Region(va, data, writable, name, extent, shadow))
         return data
 

@@ -179,3 +179,10 @@ def test_buffer_load_inside_num_records_but_past_the_allocation(monkeypatch):
         run_dispatch(arena.mem, _dispatch(text, block=(32, 1, 1), user_sgprs=vsharp))
     assert info.value.address == va + 100 and "0 bytes past the end of a 100-byte allocation" in str(info.value)
     run_dispatch(arena.mem, _dispatch(text, block=(25, 1, 1), user_sgprs=vsharp))
+
+
+def test_a_misspelt_checker_stops_open_device(monkeypatch):
+    import gputwin
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "memchek")
+    with pytest.raises(ValueError, match="unknown checker"):
+        gputwin.open_device("MOCKAMD")
