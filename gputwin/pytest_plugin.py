@@ -11,7 +11,7 @@ the outcome of a test that is not gputwin's:
   reopened for the next test.
 - `--gputwin-sanitize LIST` sets GPUTWIN_SANITIZE (memcheck, initcheck, racecheck, synccheck or all) for
   the run, so gputwin's emulated GPUs check every dispatch (docs/sanitizers.md); nothing else reads it.
-  Given, it prints the sanitizers' tally at the end of the run (in-process dispatches only).
+  Given, it prints the sanitizers' tally at the end of the run (xdist workers' tallies summed).
 - Tests carrying an explicit `@pytest.mark.hw` marker run only when a real device is selected, else they
   are skipped saying so. Package, module, class and parameter names never count.
 """
@@ -105,8 +105,28 @@ def pytest_unconfigure(config):
         os.environ["GPUTWIN_SANITIZE"] = saved[0]
 
 
+def _sanitizing(config) -> bool:
+    return getattr(config, "_gputwin_sanitize_saved", None) is not None
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker hands its sanitizer tally to the controller (which prints the sum)."""
+    config = session.config
+    if _sanitizing(config) and hasattr(config, "workeroutput"):
+        from gputwin.emu.sanitizer.report import TALLY
+        config.workeroutput["gputwin_sanitizer"] = TALLY.counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    counts = getattr(node, "workeroutput", {}).get("gputwin_sanitizer")
+    if counts is not None:
+        from gputwin.emu.sanitizer.report import TALLY
+        TALLY.add(counts)
+
+
 def pytest_terminal_summary(terminalreporter, config):
-    if getattr(config, "_gputwin_sanitize_saved", None) is not None:
+    if _sanitizing(config):
         from gputwin.emu.sanitizer.report import TALLY
         terminalreporter.write_line(TALLY.summary())
 

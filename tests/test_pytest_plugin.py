@@ -135,3 +135,20 @@ def test_bad_sanitize_option_stops_the_run(pytester):
     result = pytester.runpytest_subprocess("--gputwin-sanitize", "leakcheck")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--gputwin-sanitize*unknown checker*leakcheck*"])
+
+
+
+def test_sanitize_tally_goes_from_xdist_workers_to_the_controller(monkeypatch):
+    from types import SimpleNamespace
+
+    from gputwin import pytest_plugin
+    from gputwin.emu.sanitizer.report import Tally
+    worker, controller = Tally(), Tally()
+    worker.dispatches, worker.failed, worker.by_checker["memcheck"] = 5, 1, 2
+    config = SimpleNamespace(_gputwin_sanitize_saved=(None,), workeroutput={})
+    monkeypatch.setattr("gputwin.emu.sanitizer.report.TALLY", worker)
+    pytest_plugin.pytest_sessionfinish(SimpleNamespace(config=config))
+    monkeypatch.setattr("gputwin.emu.sanitizer.report.TALLY", controller)
+    pytest_plugin.pytest_testnodedown(SimpleNamespace(workeroutput=config.workeroutput), None)
+    pytest_plugin.pytest_testnodedown(SimpleNamespace(workeroutput={}), None)     # a worker that sent none
+    assert controller.summary() == "gputwin sanitizer: 5 dispatches checked, 2 findings (2 memcheck) in 1 dispatches"

@@ -198,9 +198,9 @@ class AMDDevice(HCQDevice):
             return IllegalInstruction(message, **facts)
         if kind == "packet":
             return PacketError(message, **facts)
-        if kind == "sanitizer":
-            return SanitizerError(message, findings=r.message.decode(errors="replace").split("\n  ")[1:] or None,
-                                  **facts)
+        if kind == "sanitizer":   # several findings: a head line, then one indented line each
+            lines = r.message.decode(errors="replace").split("\n  ")
+            return SanitizerError(message, findings=lines[1:] if len(lines) > 1 else lines, **facts)
         return GpuFault(message, kind=kind, **facts)
 
     # --- programs ----------------------------------------------------------------------------------------

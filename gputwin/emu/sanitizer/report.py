@@ -74,6 +74,15 @@ class Tally:
         for f in findings:
             self.by_checker[f.checker] += 1
 
+    def counts(self) -> dict:
+        """The tally as plain data (pytest-xdist workers send it to the controller)."""
+        return {"dispatches": self.dispatches, "failed": self.failed, "by_checker": dict(self.by_checker)}
+
+    def add(self, counts: dict) -> None:
+        self.dispatches += counts["dispatches"]
+        self.failed += counts["failed"]
+        self.by_checker.update(counts["by_checker"])
+
     def summary(self) -> str:
         found = sum(self.by_checker.values())
         per = ", ".join(f"{n} {c}" for c, n in sorted(self.by_checker.items()))
