@@ -51,11 +51,8 @@ class LdsRaces:
             per = nbytes // 4
             cells = ((index >> 2)[:, None] + np.arange(per)).reshape(-1) if per > 1 else index >> 2
             return np.repeat(np.arange(index.size), per) if per > 1 else None, cells, None
-        first = index >> 2
-        per = int(((index + nbytes - 1) >> 2).max() - first.min()) + 1 if index.size else 1
-        per = min(per, nbytes // 4 + 2)
-        k = np.arange(per)
-        cell = first[:, None] + k
+        per = (nbytes + 6) // 4                      # the most dwords nbytes at any alignment can touch
+        cell = (index >> 2)[:, None] + np.arange(per)
         lo = np.clip(index[:, None] - 4 * cell, 0, 4)
         hi = np.clip(index[:, None] + nbytes - 4 * cell, 0, 4)
         keep = (hi > lo).reshape(-1)
