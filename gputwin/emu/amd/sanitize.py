@@ -12,6 +12,7 @@ import numpy as np
 
 from gputwin.emu.amd import gfx12, lds, mubuf, vmem
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+from gputwin.emu.amd.wave import compact
 from gputwin.emu.sanitizer import initcheck, memcheck
 from gputwin.emu.sanitizer.report import Finding
 
@@ -174,11 +175,46 @@ def _shared(g, site, offs, lanes, nbytes, kind):
                             detail=f"{other} {earlier} it with no barrier in between"))
 
 
+def _span(addr, g, lanes):
+    """(lowest, highest) address of a GLOBAL/FLAT access from its 32-bit offsets alone, when the 64-bit
+    base is one value for the whole group (the common case), else None."""
+    if addr.saddr is not None:
+        lo_b, hi_b = g.s[addr.saddr], g.s[addr.saddr + 1]
+        if not ((lo_b == lo_b[0]).all() and (hi_b == hi_b[0]).all()):
+            return None
+        base = int(lo_b[0]) | int(hi_b[0]) << 32
+    else:
+        hi = compact(g.vgpr(addr.vaddr.index + 1))
+        if hi.size > 1 and not (hi == hi.flat[0]).all():
+            return None
+        base = int(hi.flat[0]) << 32
+    v = g.vgpr(addr.vaddr.index).reshape(-1)
+    if lanes is not None:
+        v = v[lanes]
+    base += addr.offset
+    return base + int(v.min()), base + int(v.max())
+
+
+def _settled(g, span, nbytes, kind) -> bool:
+    """Is a global access over [span] clean for every checker on, so its lanes need no look? (inside one
+    allocation; its bytes all initialised, or not tracked)"""
+    lo, hi = span
+    r = g.ctx.mem.find(lo)
+    if r is None or hi + nbytes > r.alloc_end:
+        return False
+    return r.shadow is None or not g.ctx.sanitizer.on("initcheck") or \
+        bool(r.shadow[lo - r.base:hi - r.base + nbytes].all())
+
+
 def _vmem(addr, nbytes, kind):
     seg = addr.seg
 
     def check(g, site):
         lanes = _active(g)
+        if seg == "GLOBAL" or seg == "FLAT" and _flat_global(g, addr):
+            span = _span(addr, g, lanes)
+            if span is not None and _settled(g, span, nbytes, kind):
+                return
         grid = addr._grid(g).reshape(-1)
         a = grid if lanes is None else grid[lanes]
         if seg == "SCRATCH":
@@ -198,6 +234,13 @@ def _vmem(addr, nbytes, kind):
                 a, lanes = a[glob], ids[glob]
         _global(g, site, a, lanes, nbytes, kind)
     return check
+
+
+def _flat_global(g, addr) -> bool:
+    """Does no lane of a FLAT access reach the LDS or private apertures (high dwords uniform, not theirs)?"""
+    hi = compact(g.vgpr(addr.vaddr.index + 1))
+    h0 = int(hi.flat[0])
+    return h0 not in (SHARED_APERTURE_HI, PRIVATE_APERTURE_HI) and (hi.size == 1 or bool((hi == h0).all()))
 
 
 def _buffer(addr, nbytes, kind):
