@@ -1,7 +1,7 @@
 """The sanitizers' hook into the AMD shader core: each memory instruction of a sanitized Program checks its
 lanes' accesses before it runs (gputwin/emu/sanitizer/ holds the checkers; docs/sanitizers.md).
 
-`wrap(inst, handler)` puts a check in front of the handler of a GLOBAL/FLAT/SCRATCH, DS or MUBUF
+`wrap(inst, handler)` puts a check in front of the handler of a GLOBAL/FLAT, DS or MUBUF
 instruction: it computes each active lane's address as the instruction will, asks the dispatch's Session
 (ctx.sanitizer) and reports what it finds with the lane, wave, workgroup and instruction. The handler then
 runs unchanged, so a sanitized run computes what an unsanitized one does. Programs without sanitizing
@@ -54,7 +54,7 @@ class _Site:
 
 def _plan(inst):
     enc, op = inst.encoding, inst.op
-    if enc in ("GLOBAL", "FLAT", "SCRATCH"):
+    if enc in ("GLOBAL", "FLAT"):      # SCRATCH: the emulator faults past a lane's private bytes itself
         seg, _, rest = op.partition("_")
         kind, _, size = rest.partition("_")
         if kind == "atomic":
@@ -130,30 +130,21 @@ def _global(g, site, addrs, lanes, nbytes, kind):
             initcheck.mark(mem, addrs, nbytes)
 
 
-def _private(g, site, offs, lanes, nbytes, kind):
-    san = g.ctx.sanitizer
-    if san.on("memcheck"):
-        bad = memcheck.outside_range(offs, nbytes, g.ctx.scratch_bytes)
-        if bad is not None:
-            i = int(np.argmax(bad))
-            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'private', nbytes)}",
-                                _ids(lanes, offs.size)[i],
-                                address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
-                                detail=f"outside the {g.ctx.scratch_bytes} private bytes of each lane"))
-
-
-def _shared(g, site, offs, lanes, nbytes, kind):
-    """LDS accesses: offs are byte addresses in the workgroup's LDS of the lanes `lanes`."""
+def _shared(g, site, offs, lanes, nbytes, kind, flat=False):
+    """LDS accesses: offs are byte addresses in the workgroup's LDS of the lanes `lanes`. DS accesses
+    past the allocation are silent on hardware (dropped, read 0); FLAT ones fault in the emulator, so
+    memcheck reports only what lies between the declared group segment and the allocation."""
     ctx = g.ctx
     san, size = ctx.sanitizer, ctx.lds_bytes
     declared = size if san.group_segment is None else min(size, san.group_segment)
     bad = memcheck.outside_range(offs, nbytes, declared)
-    if bad is not None and san.on("memcheck"):
-        i = int(np.argmax(bad))
+    report = bad if bad is None or not flat else bad & (offs + nbytes <= size)
+    if report is not None and report.any() and san.on("memcheck"):
+        i = int(np.argmax(report))
         san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'LDS', nbytes)}", _ids(lanes, offs.size)[i],
-                            address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
-                            detail=f"{int(offs[i]) + nbytes - declared} bytes past the end of the workgroup's "
-                                   f"{declared}-byte group segment"))
+                            address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(report.sum()),
+                            detail=memcheck.past_the_end(int(offs[i]), nbytes, declared,
+                                                         f"the workgroup's {declared}-byte group segment")))
     races = san.races
     if races is None or kind == ATOMIC:
         return
@@ -217,9 +208,6 @@ def _vmem(addr, nbytes, kind):
                 return
         grid = addr._grid(g).reshape(-1)
         a = grid if lanes is None else grid[lanes]
-        if seg == "SCRATCH":
-            _private(g, site, a.astype(np.int64), lanes, nbytes, kind)
-            return
         if seg == "FLAT":
             hi = (a >> U64(32)).astype(np.int64)
             shared, private = hi == SHARED_APERTURE_HI, hi == PRIVATE_APERTURE_HI
@@ -227,9 +215,7 @@ def _vmem(addr, nbytes, kind):
                 low = (a & U64(0xFFFFFFFF)).astype(np.int64)
                 ids = _ids(lanes, a.size)
                 if shared.any():
-                    _shared(g, site, low[shared], ids[shared], nbytes, kind)
-                if private.any():
-                    _private(g, site, low[private], ids[private], nbytes, kind)
+                    _shared(g, site, low[shared], ids[shared], nbytes, kind, flat=True)
                 glob = ~(shared | private)
                 a, lanes = a[glob], ids[glob]
         _global(g, site, a, lanes, nbytes, kind)

@@ -50,10 +50,15 @@ def nearest_allocation(space: AddressSpace, address: int, nbytes: int) -> str:
     name = f"a {size}-byte allocation at {r.base:#x}" + (f" ({r.name})" if r.name else "")
     if address < r.base:
         return f"{r.base - address} bytes before the start of {name}"
-    past = address - r.alloc_end
-    if past >= 0:
-        return f"{past} bytes past the end of {name}"
-    return f"the last {address + nbytes - r.alloc_end} of its {nbytes} bytes past the end of {name}"
+    return past_the_end(address, nbytes, r.alloc_end, name)
+
+
+def past_the_end(address: int, nbytes: int, end: int, name: str) -> str:
+    """'N bytes past the end of <name>' for an access at or after `end`; for one straddling it, how many
+    of its bytes are past."""
+    if address >= end:
+        return f"{address - end} bytes past the end of {name}"
+    return f"the last {address + nbytes - end} of its {nbytes} bytes past the end of {name}"
 
 
 def outside_range(offsets: np.ndarray, nbytes: int, size: int) -> np.ndarray | None:

@@ -12,7 +12,7 @@ from gputwin.emu.memory import AddressSpace
 from gputwin.emu.memops import copy, fill
 from gputwin.emu.sanitizer import config, initcheck, memcheck
 from gputwin.emu.sanitizer.racecheck import LdsRaces
-from gputwin.errors import GpuFault, SanitizerError
+from gputwin.errors import GpuFault, MemoryFault, SanitizerError
 from tests.emu.amd.helpers import asm
 
 U64 = np.uint64
@@ -162,9 +162,9 @@ done:
     run_dispatch(Arena().mem, _dispatch(text, block=(32, 1, 1)))     # one wave: nothing to pair up
 
 
-def test_private_access_past_the_lane_size(monkeypatch):
+def test_private_access_past_the_lane_size_stays_the_emulators_fault(monkeypatch):
     monkeypatch.setenv("GPUTWIN_SANITIZE", "memcheck")
-    with pytest.raises(SanitizerError, match="invalid write of 4 bytes of private memory.*outside the 16 private"):
+    with pytest.raises(MemoryFault, match="scratch access outside the 16 private bytes"):
         run_dispatch(Arena().mem, _dispatch("v_mov_b32 v1, 0\nscratch_store_b32 off, v1, off offset:16",
                                             block=(32, 1, 1), scratch_bytes_per_lane=16))
 
@@ -186,3 +186,18 @@ def test_a_misspelt_checker_stops_open_device(monkeypatch):
     monkeypatch.setenv("GPUTWIN_SANITIZE", "memchek")
     with pytest.raises(ValueError, match="unknown checker"):
         gputwin.open_device("MOCKAMD")
+
+
+@pytest.mark.parametrize("offset,found", [(96, None), (100, SanitizerError), (512, MemoryFault)])
+def test_flat_lds_access_past_the_declared_segment_but_inside_the_allocation(monkeypatch, offset, found):
+    from gputwin.emu.amd.hwreg import SHARED_APERTURE_HI
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "memcheck")
+    text = f"v_mov_b32 v1, {offset}\nv_mov_b32 v2, {SHARED_APERTURE_HI:#x}\nflat_store_b32 v[1:2], v0"
+    d = _dispatch(text, block=(32, 1, 1), lds_bytes=512, group_segment=100)
+    if found is None:
+        run_dispatch(Arena().mem, d)
+        return
+    with pytest.raises(found) as info:      # past the allocation: the emulator's own fault, unchanged
+        run_dispatch(Arena().mem, d)
+    if found is SanitizerError:
+        assert "0 bytes past the end of the workgroup's 100-byte group segment" in str(info.value)

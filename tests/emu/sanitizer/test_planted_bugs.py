@@ -79,7 +79,7 @@ def test_lds_overflow_is_past_the_group_segment(target):
     e = _run(target, "lds_shift", args(1), (128, 1, 1))
     assert isinstance(e, SanitizerError)
     assert e.address == 512 and e.write is True and e.instruction.startswith("ds_")
-    assert "4 bytes past the end of the workgroup's 512-byte group segment" in str(e)
+    assert "0 bytes past the end of the workgroup's 512-byte group segment" in str(e)
     assert f"lane {target[2] - 1} " in str(e)
 
 
@@ -155,4 +155,4 @@ def test_lds_overflow_inside_the_allocation_granule_is_past_the_declared_size(ta
     assert _run(target, "lds_small", args(0), (100, 1, 1)) is None
     e = _run(target, "lds_small", args(1), (100, 1, 1))
     assert isinstance(e, SanitizerError) and e.address == 400
-    assert "4 bytes past the end of the workgroup's 400-byte group segment" in str(e)
+    assert "0 bytes past the end of the workgroup's 400-byte group segment" in str(e)
