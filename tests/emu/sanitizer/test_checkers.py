@@ -42,8 +42,9 @@ def test_accesses_are_bounded_by_the_extent_not_the_page_and_faults_are_left_to_
     assert memcheck.outside_allocations(mem, inside, 4) is None
     bad = memcheck.outside_allocations(mem, np.array([0x10000, 0x10062, 0x20ffc, 0x30000], U64), 4)
     assert bad.tolist() == [False, True, False, False]      # unmapped: left to the MemoryFault
-    assert memcheck.nearest_allocation(mem, 0x10070, 4) == "12 bytes past the end of a 100-byte allocation at 0x10000 (buf)"
-    assert memcheck.nearest_allocation(mem, 0x1fff0, 4) == "16 bytes before the start of a 4096-byte allocation at 0x20000"
+    near = memcheck.nearest_allocation
+    assert near(mem, 0x10070, 4) == "12 bytes past the end of a 100-byte allocation at 0x10000 (buf)"
+    assert near(mem, 0x1fff0, 4) == "16 bytes before the start of a 4096-byte allocation at 0x20000"
     assert "the last 2 of its 4 bytes past the end" in memcheck.nearest_allocation(mem, 0x10062, 4)
 
 
