@@ -169,20 +169,12 @@ def _shared(g, site, offs, lanes, nbytes, kind, flat=False):
 def _span(addr, g, lanes):
     """(lowest, highest) address of a GLOBAL/FLAT access from its 32-bit offsets alone, when the 64-bit
     base is one value for the whole group (the common case), else None."""
-    if addr.saddr is not None:
-        lo_b, hi_b = g.s[addr.saddr], g.s[addr.saddr + 1]
-        if not ((lo_b == lo_b[0]).all() and (hi_b == hi_b[0]).all()):
-            return None
-        base = int(lo_b[0]) | int(hi_b[0]) << 32
-    else:
-        hi = compact(g.vgpr(addr.vaddr.index + 1))
-        if hi.size > 1 and not (hi == hi.flat[0]).all():
-            return None
-        base = int(hi.flat[0]) << 32
+    base = addr.uniform_base(g)
+    if base is None:
+        return None
     v = g.vgpr(addr.vaddr.index).reshape(-1)
     if lanes is not None:
         v = v[lanes]
-    base += addr.offset
     return base + int(v.min()), base + int(v.max())
 
 
