@@ -187,7 +187,8 @@ class KFDGpu:
                                   f"virtual addresses is free ({e.strerror or e})", size=size, heap=kind) from None
             raise
         try:
-            # the byte count asked for: amdgpu rounds the BO up to pages itself (amdgpu_bo_create), and a mock
+            # the byte count asked for: amdgpu rounds the BO up to pages itself (amdgpu_bo_do_create:
+            # size = ALIGN(size, PAGE_SIZE)), and a mock
             # kernel can tell its sanitizers where the buffer really ends
             got = self.kfd.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=reservation.addr, size=asked,
                                  gpu_id=self.gpu_id, flags=flags, mmap_offset=mmap_offset)
