@@ -188,8 +188,7 @@ class KFDGpu:
             raise
         try:
             # the byte count asked for: amdgpu rounds the BO up to pages itself (amdgpu_bo_do_create:
-            # size = ALIGN(size, PAGE_SIZE)), and a mock
-            # kernel can tell its sanitizers where the buffer really ends
+            # size = ALIGN(size, PAGE_SIZE)), and a mock kernel can tell its sanitizers where it really ends
             got = self.kfd.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=reservation.addr, size=asked,
                                  gpu_id=self.gpu_id, flags=flags, mmap_offset=mmap_offset)
         except OSError as e:
