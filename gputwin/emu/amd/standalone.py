@@ -21,7 +21,7 @@ from gputwin.abi.code_object import CodeObject
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs
 from gputwin.emu.amd.dispatch import Counters, Dispatch, run_dispatch
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction, KernelNotFound
+from gputwin.errors import GpuFault, IllegalInstruction, KernelNotFound
 
 PAGE = 0x1000
 
@@ -82,13 +82,21 @@ class Kernel:
         return Dispatch(code_address=self.base + info.entry_offset, grid=grid, block=block,
                         wave64=not info.wave32, user_sgprs=sgprs, rsrc1=info.rsrc1, rsrc2=info.rsrc2,
                         rsrc3=info.rsrc3, lds_bytes=info.group_segment_size + dynamic_lds,
-                        scratch_bytes_per_lane=info.private_segment_size)
+                        scratch_bytes_per_lane=info.private_segment_size,
+                        group_segment=info.group_segment_size + dynamic_lds)
 
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0,
                  watchdog_s: float | None = None, watchdog_insts: int | None = None) -> Counters:
         d = self.dispatch(*args, grid=grid, block=block, dynamic_lds=dynamic_lds)
-        return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
-                            watchdog_insts=watchdog_insts)
+        try:
+            return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
+                                watchdog_insts=watchdog_insts)
+        except GpuFault as e:          # what the driver adds to a fault: the kernel and the offset in it
+            if e.kernel is None:
+                e.kernel = self.info.name
+                if e.kernel_offset is None and e.pc is not None:
+                    e.kernel_offset = e.pc - d.code_address
+            raise
 
 
 def _pointer(v) -> int:

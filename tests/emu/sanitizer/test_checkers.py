@@ -202,3 +202,21 @@ def test_flat_lds_access_past_the_declared_segment_but_inside_the_allocation(mon
         run_dispatch(Arena().mem, d)
     if found is SanitizerError:
         assert "0 bytes past the end of the workgroup's 100-byte group segment" in str(info.value)
+
+
+def test_standalone_kernels_are_bounded_by_their_declared_lds_and_named(monkeypatch):
+    import pathlib
+
+    from gputwin.emu.amd.standalone import load_kernel
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "memcheck")
+    image = (pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "sanitize"
+             / "sanitize.gfx1100.hsaco").read_bytes()
+    arena = Arena()
+    k = load_kernel(arena, image, "lds_small")
+    out, src = arena.alloc(400), arena.alloc(400, np.arange(100, dtype=np.uint32))
+    k(out, src, 0, block=(100, 1, 1))
+    with pytest.raises(SanitizerError) as info:
+        k(out, src, 1, block=(100, 1, 1))
+    e = info.value
+    assert e.kernel == "lds_small" and 0 < e.kernel_offset < 0x200 and e.address == 400
+    assert "the workgroup's 400-byte group segment" in str(e)
