@@ -1,10 +1,10 @@
 """gputwin: a GPU driver stack verified bit-exact on emulated hardware."""
 from gputwin.errors import (DeviceLost, GpuFault, GpuHang, IllegalInstruction, KernelNotFound, MemoryFault,
-                            OutOfMemory, PacketError)
+                            OutOfMemory, PacketError, SanitizerError)
 
 __version__ = "0.1.0"
 __all__ = ["open_device", "DeviceLost", "GpuFault", "GpuHang", "IllegalInstruction", "KernelNotFound",
-           "MemoryFault", "OutOfMemory", "PacketError", "__version__"]
+           "MemoryFault", "OutOfMemory", "PacketError", "SanitizerError", "__version__"]
 
 
 def open_device(spec: str | None = None):

@@ -185,6 +185,9 @@ def _not_built(t: Target):
 
 def open_targets(targets: list[Target]) -> list:
     devices: list = [None] * len(targets)
+    if any(t.mock for t in targets):   # a misspelt GPUTWIN_SANITIZE fails here, not inside a mock ioctl
+        from gputwin.emu.sanitizer import config
+        config.checkers(), config.report_all()
     mock_amd = [i for i, t in enumerate(targets) if t.mock and t.kind == "AMD"]
     if mock_amd:
         for i, d in zip(mock_amd, _open_mock_amd([targets[i] for i in mock_amd])):

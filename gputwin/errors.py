@@ -58,6 +58,17 @@ class PacketError(GpuFault):
         super().__init__(message, kind="packet", **kw)
 
 
+class SanitizerError(GpuFault):
+    """What an opt-in checker (GPUTWIN_SANITIZE, docs/sanitizers.md) found wrong in GPU work that the
+    hardware would have run silently: an access past an allocation, a read of memory nothing wrote, an LDS
+    race, a barrier not reached by the whole workgroup. The facts are the first finding's; `findings`
+    holds every finding's one-line report (the message lists them too)."""
+
+    def __init__(self, message: str, *, findings: list[str] | None = None, **kw):
+        super().__init__(message, kind="sanitizer", **kw)
+        self.findings = list(findings) if findings is not None else [message]
+
+
 class GpuHang(RuntimeError):
     """Work that did not finish within the watchdog (GPUTWIN_WATCHDOG_S seconds of wall clock, or
     GPUTWIN_WATCHDOG_INSTS instructions of one wave/warp in the emulators). Only the watchdogs raise it;

@@ -12,6 +12,9 @@ the outcome of a test that is not gputwin's:
 - `each_dev` fixture: one device; a test that asks for it runs once per selected device (parametrised,
   ids are the specs: `test_x[MOCKAMD:gfx1100]`, `test_x[MOCKAMD:gfx942]`). Only gputwin's own `each_dev`
   is parametrised: a project defining a fixture of that name keeps it as it is.
+- `--gputwin-sanitize LIST` sets GPUTWIN_SANITIZE (memcheck, initcheck, racecheck, synccheck or all) for
+  the run, so gputwin's emulated GPUs check every dispatch (docs/sanitizers.md); nothing else reads it.
+  Given, it prints the sanitizers' tally at the end of the run (xdist workers' tallies summed).
 - Tests carrying an explicit `@pytest.mark.hw` marker run only when a real device is selected, else they
   are skipped saying so. Package, module, class and parameter names never count.
 """
@@ -28,7 +31,11 @@ _HELP = "device under test, e.g. MOCKAMD, MOCKAMD:gfx942, AMD, CPU (default: $DE
 
 
 def pytest_addoption(parser):
-    parser.getgroup("gputwin").addoption("--gputwin-dev", dest="gputwin_dev", default=None, help=_HELP)
+    group = parser.getgroup("gputwin")
+    group.addoption("--gputwin-dev", dest="gputwin_dev", default=None, help=_HELP)
+    group.addoption("--gputwin-sanitize", dest="gputwin_sanitize", default=None, metavar="LIST",
+                    help="check emulated GPU work: memcheck,initcheck,racecheck,synccheck or all "
+                         "(sets GPUTWIN_SANITIZE for the run)")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -66,6 +73,7 @@ def _spec(config) -> str:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "hw: needs a real GPU selected with --gputwin-dev (AMD, NV, USBAMD)")
+    _sanitize(config)
     config._gputwin_targets, config._gputwin_error = None, None
     try:
         config._gputwin_targets = devmod.parse_spec(_spec(config))
@@ -73,6 +81,57 @@ def pytest_configure(config):
         if _explicit(config):
             raise pytest.UsageError(f"--gputwin-dev (--dev): {e}") from None
         config._gputwin_error = f"$DEV={os.environ.get('DEV')!r} is not a gputwin device: {e}"
+
+
+def _sanitize(config) -> None:
+    """Set GPUTWIN_SANITIZE from --gputwin-sanitize for this run (restored at unconfigure)."""
+    wanted = config.getoption("gputwin_sanitize")
+    config._gputwin_sanitize_saved = None
+    if wanted is None:
+        return
+    from gputwin.emu.sanitizer import config as sanitizer_config
+    try:
+        sanitizer_config.checkers({"GPUTWIN_SANITIZE": wanted})
+    except ValueError as e:
+        raise pytest.UsageError(f"--gputwin-sanitize: {e}") from None
+    config._gputwin_sanitize_saved = (os.environ.get("GPUTWIN_SANITIZE"),)
+    os.environ["GPUTWIN_SANITIZE"] = wanted
+
+
+def pytest_unconfigure(config):
+    saved = getattr(config, "_gputwin_sanitize_saved", None)
+    if saved is None:
+        return
+    if saved[0] is None:
+        os.environ.pop("GPUTWIN_SANITIZE", None)
+    else:
+        os.environ["GPUTWIN_SANITIZE"] = saved[0]
+
+
+def _sanitizing(config) -> bool:
+    return getattr(config, "_gputwin_sanitize_saved", None) is not None
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker hands its sanitizer tally to the controller (which prints the sum)."""
+    config = session.config
+    if _sanitizing(config) and hasattr(config, "workeroutput"):
+        from gputwin.emu.sanitizer.report import TALLY
+        config.workeroutput["gputwin_sanitizer"] = TALLY.counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    counts = getattr(node, "workeroutput", {}).get("gputwin_sanitizer")
+    if counts is not None:
+        from gputwin.emu.sanitizer.report import TALLY
+        TALLY.add(counts)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if _sanitizing(config):
+        from gputwin.emu.sanitizer.report import TALLY
+        terminalreporter.write_line(TALLY.summary())
 
 
 def pytest_report_header(config):

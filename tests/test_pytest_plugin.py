@@ -146,3 +146,47 @@ def test_a_projects_own_each_dev_fixture_is_left_alone(pytester):
     result = pytester.runpytest_subprocess("--gputwin-dev", "MOCKAMD:gfx1100,MOCKAMD:gfx942", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_theirs PASSED*"])
+
+
+SANITIZE_TEST = """
+import os
+
+def test_sees_the_checkers():
+    assert os.environ.get("GPUTWIN_SANITIZE") == {expected!r}
+"""
+
+
+def test_sanitize_option_sets_the_checkers_for_the_run(pytester, monkeypatch):
+    monkeypatch.delenv("GPUTWIN_SANITIZE", raising=False)
+    pytester.makepyfile(SANITIZE_TEST.format(expected="memcheck,synccheck"))
+    result = pytester.runpytest_subprocess("--gputwin-sanitize", "memcheck,synccheck")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["gputwin sanitizer: 0 dispatches checked, 0 findings"])
+    pytester.makepyfile(SANITIZE_TEST.format(expected=None))     # not given: nothing set, nothing printed
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    assert "gputwin sanitizer" not in result.stdout.str()
+
+
+def test_bad_sanitize_option_stops_the_run(pytester):
+    pytester.makepyfile(SANITIZE_TEST.format(expected=None))
+    result = pytester.runpytest_subprocess("--gputwin-sanitize", "leakcheck")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--gputwin-sanitize*unknown checker*leakcheck*"])
+
+
+
+def test_sanitize_tally_goes_from_xdist_workers_to_the_controller(monkeypatch):
+    from types import SimpleNamespace
+
+    from gputwin import pytest_plugin
+    from gputwin.emu.sanitizer.report import Tally
+    worker, controller = Tally(), Tally()
+    worker.dispatches, worker.failed, worker.by_checker["memcheck"] = 5, 1, 2
+    config = SimpleNamespace(_gputwin_sanitize_saved=(None,), workeroutput={})
+    monkeypatch.setattr("gputwin.emu.sanitizer.report.TALLY", worker)
+    pytest_plugin.pytest_sessionfinish(SimpleNamespace(config=config))
+    monkeypatch.setattr("gputwin.emu.sanitizer.report.TALLY", controller)
+    pytest_plugin.pytest_testnodedown(SimpleNamespace(workeroutput=config.workeroutput), None)
+    pytest_plugin.pytest_testnodedown(SimpleNamespace(workeroutput={}), None)     # a worker that sent none
+    assert controller.summary() == "gputwin sanitizer: 5 dispatches checked, 2 findings (2 memcheck) in 1 dispatches"

@@ -104,6 +104,12 @@ OPCODE_NAMES: dict[int, str] = {v: k[len("PACKET3_"):] for k, v in list(globals(
                                 if k.startswith("PACKET3_") and k not in _before_opcodes}
 del _before_opcodes
 
+# gputwin's marker in a NOP's payload (NOT an AMD definition: the CP skips NOP payloads, and tools put
+# markers there the same way): [GPUTWIN_NOP_GROUP_SEGMENT, bytes] says the next dispatch's kernel declared
+# `bytes` of group segment (static + dynamic LDS), which COMPUTE_PGM_RSRC2.LDS_SIZE only has in 512-byte
+# granules. gputwin's emulated CP hands it to its sanitizers (docs/sanitizers.md).
+GPUTWIN_NOP_GROUP_SEGMENT = 0x47545347   # "GSTG" little-endian
+
 # register windows: SET_*_REG offsets count dwords from these starts
 PACKET3_SET_CONFIG_REG_START, PACKET3_SET_CONFIG_REG_END = 0x00002000, 0x00002C00
 PACKET3_SET_CONTEXT_REG_START, PACKET3_SET_CONTEXT_REG_END = 0x0000A000, 0x0000A400

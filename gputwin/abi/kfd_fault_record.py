@@ -16,7 +16,9 @@ import ctypes
 from ctypes import c_char, c_uint32 as u32, c_uint64 as u64
 
 GPUTWIN_FAULT_MAGIC = 0x52465447   # "GTFR" little-endian
-GPUTWIN_FAULT_VERSION = 1
+GPUTWIN_FAULT_VERSION = 2   # 2: a 2048-byte message (a sanitizer report lists several findings)
+
+MESSAGE_BYTES = 2048
 
 # which optional facts the record holds (`facts` bits)
 FACT_PC = 1 << 0
@@ -55,8 +57,8 @@ class gputwin_fault_record(ctypes.Structure):
         ("kind", c_char * 24),    # gputwin.errors GpuFault.kind, "hang" for a hang, "error" otherwise
         ("arch", c_char * 16),
         ("instruction", c_char * 96),   # LLVM text of the instruction, or ".long 0x..." for a bad word
-        ("message", c_char * 320),      # what the emulator said, as amdgpu's log line would
+        ("message", c_char * MESSAGE_BYTES),   # what the emulator said, as amdgpu's log line would
     ]
 
 
-assert ctypes.sizeof(gputwin_fault_record) == 536
+assert ctypes.sizeof(gputwin_fault_record) == 216 + MESSAGE_BYTES

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.emu.sanitizer import config as sanitizer_config
 from gputwin.errors import MemoryFault
 
 
@@ -24,10 +25,17 @@ class Region:
     data: np.ndarray  # uint8, contiguous
     writable: bool = True
     name: str = ""
+    extent: int | None = None          # bytes the allocation asked for (the rest is page padding); None: all
+    shadow: np.ndarray | None = None   # initcheck: bool per byte, True once written; None: not tracked
 
     @property
     def end(self) -> int:
         return self.base + self.data.size
+
+    @property
+    def alloc_end(self) -> int:
+        """End of what was allocated: accesses past it stay in the page, but are a bug (memcheck)."""
+        return self.base + (self.data.size if self.extent is None else self.extent)
 
 
 def host_bytes(address: int, size: int) -> np.ndarray:
@@ -42,8 +50,11 @@ class AddressSpace:
         self._regions: list[Region] = []
 
     # --- mapping -------------------------------------------------------------------------------
-    def map(self, va: int, size: int, backing=None, *, writable: bool = True, name: str = "") -> np.ndarray:
-        """Map [va, va+size). backing: None (fresh zeroed memory), an int host address, or a uint8 array."""
+    def map(self, va: int, size: int, backing=None, *, writable: bool = True, name: str = "",
+            extent: int | None = None, undefined: bool = False) -> np.ndarray:
+        """Map [va, va+size). backing: None (fresh zeroed memory), an int host address, or a uint8 array.
+        extent: the bytes of it the allocation asked for (memcheck); undefined: its contents mean nothing
+        until written (device memory no CPU maps): initcheck, when on, tracks which bytes were written."""
         if size <= 0 or va < 0 or va + size >= 1 << 64:   # ends stay representable as uint64
             raise ValueError(f"bad mapping va={va:#x} size={size:#x} (it must end below 2**64)")
         if backing is None:
@@ -55,11 +66,12 @@ class AddressSpace:
             if data.size < size:
                 raise ValueError(f"backing of {data.size} bytes is smaller than the mapping ({size})")
             data = data[:size]
+        shadow = np.zeros(size, bool) if undefined and "initcheck" in sanitizer_config.checkers() else None
         i = bisect.bisect_right(self._bases, va)
         if (i > 0 and self._regions[i - 1].end > va) or (i < len(self._bases) and self._bases[i] < va + size):
             raise ValueError(f"mapping va={va:#x} size={size:#x} overlaps an existing mapping")
         self._bases.insert(i, va)
-        self._regions.insert(i, Region(va, data, writable, name))
+        self._regions.insert(i, Region(va, data, writable, name, extent, shadow))
         return data
 
     def unmap(self, va: int) -> None:
@@ -86,6 +98,8 @@ class AddressSpace:
             raise MemoryFault(f"{self.name}: access to unmapped address", address=bad, write=write)
         if write and not r.writable:
             raise MemoryFault(f"{self.name}: write to read-only mapping", address=va, write=True)
+        if write and r.shadow is not None:   # engines (copies, fills, CP writes) initialise what they write
+            r.shadow[va - r.base: va - r.base + size] = True
         return r.data[va - r.base: va - r.base + size]
 
     def read(self, va: int, size: int) -> bytes:
@@ -155,10 +169,15 @@ class AddressSpace:
         span = np.arange(nbytes, dtype=np.int64)
         if isinstance(where, Region):
             where.data[offs[:, None] + span] = data
+            if where.shadow is not None:
+                where.shadow[offs[:, None] + span] = True
         elif where is not None:
             for ri in np.unique(where):
                 sel = where == ri
-                self._regions[ri].data[offs[sel][:, None] + span] = data[sel]
+                r = self._regions[ri]
+                r.data[offs[sel][:, None] + span] = data[sel]
+                if r.shadow is not None:
+                    r.shadow[offs[sel][:, None] + span] = True
 
     def load_u32(self, addrs: np.ndarray, ndwords: int = 1) -> np.ndarray:
         """Dwords at each address: uint32 array shaped addrs.shape + (ndwords,)."""

@@ -23,7 +23,7 @@ import errno
 from dataclasses import dataclass, field
 
 from gputwin.abi import kfd_ioctl as k
-from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, NUMERIC_FACTS,
+from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, MESSAGE_BYTES, NUMERIC_FACTS,
                                           gputwin_fault_record)
 from gputwin.emu.amd.gpu import GpuEvent
 from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
@@ -211,10 +211,10 @@ def fault_record(p: KfdProcess, node, event: GpuEvent) -> bytes:
                 setattr(r, name, int(value) & (0xFFFFFFFFFFFFFFFF if name in _WIDE else 0xFFFFFFFF))
                 r.facts |= bit
         r.instruction = (e.instruction or "").encode()[:95]
-        r.message = e.reason.encode()[:319]
+        r.message = e.reason.encode()[:MESSAGE_BYTES - 1]
     else:
         r.kind = b"hang" if isinstance(e, GpuHang) else b"error"
-        r.message = (str(e) if isinstance(e, GpuHang) else f"{type(e).__name__}: {e}").encode()[:319]
+        r.message = (str(e) if isinstance(e, GpuHang) else f"{type(e).__name__}: {e}").encode()[:MESSAGE_BYTES - 1]
     return bytes(r)
 
 

@@ -75,7 +75,7 @@ def alloc_memory_of_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_alloc_memory_of_gpu_a
         host = memory.addr
     handle = make_handle(a.gpu_id, p.next_idr)
     p.next_idr += 1
-    alloc = Allocation(handle, node, a.va_addr, size, a.flags, host, memory, offset)
+    alloc = Allocation(handle, node, a.va_addr, size, a.flags, host, memory, offset, asked=a.size)
     if kind in (k.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, k.KFD_IOC_ALLOC_MEM_FLAGS_GTT, k.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL):
         alloc.mmap_offset = kfd.new_mmap_offset(alloc)
     p.allocations[handle] = alloc
@@ -139,7 +139,12 @@ def map_memory_to_gpu(kfd, p: KfdProcess, a: k.kfd_ioctl_map_memory_to_gpu_args)
 def _gpu_map(pdd, alloc: Allocation) -> None:
     writable = bool(alloc.flags & k.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE) or alloc.flags & _TYPES in (
         k.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, k.KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
-    pdd.node.gpu.mem.map(alloc.va, alloc.size, alloc.host_addr, writable=writable, name=f"bo {alloc.handle:#x}")
+    # what the ioctl asked for bounds the buffer (memcheck); VRAM no CPU maps holds nothing defined until
+    # something writes it (initcheck)
+    undefined = alloc.flags & (k.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | k.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) == \
+        k.KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+    pdd.node.gpu.mem.map(alloc.va, alloc.size, alloc.host_addr, writable=writable, name=f"bo {alloc.handle:#x}",
+                         extent=alloc.asked or None, undefined=bool(undefined))
 
 
 def _gpu_unmap(p: KfdProcess, alloc: Allocation, gpu_id: int) -> None:

@@ -105,6 +105,7 @@ class Allocation:
     memory: SharedMemory | None         # None for userptr and doorbell memory (owned elsewhere)
     mmap_offset: int = 0
     mapped_on: set = field(default_factory=set)   # gpu_ids
+    asked: int = 0                      # the ioctl's byte count before rounding to pages (0: the size)
     evicted: bool = False               # USERPTR pages gone: in no GPU page table until they are back
 
 

@@ -26,7 +26,8 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
-from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
+from gputwin.errors import (GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError,
+                            SanitizerError)
 
 RING_SIZE = 64 << 10
 MAX_WORKGROUP_SIZE = 1024   # work-items per workgroup on every supported arch (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE)
@@ -40,7 +41,8 @@ _CWSR_VGPR_1_5X = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")   # 1.
 
 # how a fault record's kind reads at the head of the message
 _WHAT = {"memory": "GPU memory fault", "illegal_instruction": "illegal instruction", "trap": "wave trap",
-         "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error"}
+         "packet": "rejected packet", "hang": "GPU hang", "error": "emulator error",
+         "sanitizer": "sanitizer"}
 
 
 class AMDProgram(Program):
@@ -58,7 +60,7 @@ class AMDProgram(Program):
         dev.dispatch_id += 1
         return dict(code_va=k.code_va, rsrc1=k.rsrc1, rsrc2=k.rsrc2(lds), rsrc3=k.rsrc3,
                     user_data=k.user_data(kernargs_va, dev.dispatch_id), grid=grid, block=block, wave32=k.wave32,
-                    tmpring_size=tmpring, scratch_va=scratch_va)
+                    tmpring_size=tmpring, scratch_va=scratch_va, group_segment=k.lds_bytes + lds)
 
 
 class AMDDevice(HCQDevice):
@@ -203,6 +205,9 @@ class AMDDevice(HCQDevice):
             return IllegalInstruction(message, **facts)
         if kind == "packet":
             return PacketError(message, **facts)
+        if kind == "sanitizer":   # several findings: a head line, then one indented line each
+            lines = r.message.decode(errors="replace").split("\n  ")
+            return SanitizerError(message, findings=lines[1:] if len(lines) > 1 else lines, **facts)
         return GpuFault(message, kind=kind, **facts)
 
     # --- programs ----------------------------------------------------------------------------------------

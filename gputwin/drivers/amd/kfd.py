@@ -165,7 +165,7 @@ class KFDGpu:
     def alloc(self, size: int, kind: str = "vram", cpu_access: bool = False, uncached: bool = False) -> Memory:
         """Allocate and map GPU memory. kind: 'vram', 'gtt' (system memory the GPU reaches over PCIe),
         'userptr' (ordinary host pages registered with the GPU). cpu_access maps it for the CPU too."""
-        size = round_up(max(size, 1), PAGE)
+        asked, size = max(size, 1), round_up(max(size, 1), PAGE)
         flags = (kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
                  | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE)
         flags |= {"vram": kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, "gtt": kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT,
@@ -187,7 +187,9 @@ class KFDGpu:
                                   f"virtual addresses is free ({e.strerror or e})", size=size, heap=kind) from None
             raise
         try:
-            got = self.kfd.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=reservation.addr, size=size,
+            # the byte count asked for: amdgpu rounds the BO up to pages itself (amdgpu_bo_do_create:
+            # size = ALIGN(size, PAGE_SIZE)), and a mock kernel can tell its sanitizers where it really ends
+            got = self.kfd.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, va_addr=reservation.addr, size=asked,
                                  gpu_id=self.gpu_id, flags=flags, mmap_offset=mmap_offset)
         except OSError as e:
             self.kernel.munmap(reservation)

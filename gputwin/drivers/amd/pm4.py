@@ -67,7 +67,7 @@ class AMDComputeQueue(HWComputeQueue):
 
     def dispatch(self, code_va: int, rsrc1: int, rsrc2: int, rsrc3: int, user_data: list[int],
                  grid: tuple[int, int, int], block: tuple[int, int, int], wave32: bool,
-                 tmpring_size: int = 0, scratch_va: int = 0) -> AMDComputeQueue:
+                 tmpring_size: int = 0, scratch_va: int = 0, group_segment: int | None = None) -> AMDComputeQueue:
         """Program the compute registers for one kernel and start grid[0]*grid[1]*grid[2] workgroups."""
         if code_va & 0xFF:
             raise ValueError(f"kernel code at {code_va:#x} is not 256-byte aligned (COMPUTE_PGM_LO holds addr >> 8)")
@@ -84,6 +84,8 @@ class AMDComputeQueue(HWComputeQueue):
             self.set_sh_reg(regs.regCOMPUTE_USER_DATA_0, *user_data)
         self.set_sh_reg(regs.regCOMPUTE_RESOURCE_LIMITS, 0)
         self.set_sh_reg(regs.regCOMPUTE_START_X, 0, 0, 0, *block)
+        if group_segment is not None:   # a marker the CP skips: the exact LDS bytes, for gputwin's sanitizers
+            self.pkt3(pm4.PACKET3_NOP, pm4.GPUTWIN_NOP_GROUP_SEGMENT, group_segment)
         initiator = (regs.COMPUTE_DISPATCH_INITIATOR__COMPUTE_SHADER_EN(1)
                      | regs.COMPUTE_DISPATCH_INITIATOR__FORCE_START_AT_000(1)
                      | regs.COMPUTE_DISPATCH_INITIATOR__CS_W32_EN(int(wave32)))

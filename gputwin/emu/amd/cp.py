@@ -35,6 +35,7 @@ class ComputeQueue(Queue):
         self.uconfig = np.zeros(UCONFIG_WINDOW, np.uint32)
         self.ibs: list[list[int]] = []   # [address of next dword, end address] per active indirect buffer
         self.opcode: int | None = None   # of the packet being processed, for PacketError
+        self.group_segment: int | None = None   # from a GPUTWIN_NOP_GROUP_SEGMENT marker, for the next dispatch
 
     # --- fetch -------------------------------------------------------------------------------------
     def _where(self) -> str:
@@ -107,6 +108,8 @@ class ComputeQueue(Queue):
 
     # --- packets -----------------------------------------------------------------------------------
     def _nop(self, p):
+        if len(p) == 2 and p[0] == pm4.GPUTWIN_NOP_GROUP_SEGMENT:
+            self.group_segment = p[1]
         return True
 
     def _set_reg(self, file: np.ndarray, what: str, p):

@@ -70,6 +70,7 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
         base = (q.sh_reg(r.regCOMPUTE_DISPATCH_SCRATCH_BASE_HI) << 32
                 | q.sh_reg(r.regCOMPUTE_DISPATCH_SCRATCH_BASE_LO)) << 8
         scratch_base = base or None   # None: the emulator's private scratch
+    group_segment, q.group_segment = q.group_segment, None   # a marker describes one dispatch
     return Dispatch(code_address=code, grid=dims, block=block, wave64=wave64, user_sgprs=user,
                     rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, scratch_bytes_per_lane=scratch_per_lane,
-                    scratch_base=scratch_base)
+                    scratch_base=scratch_base, group_segment=group_segment)

@@ -19,7 +19,8 @@ from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import GpuFault, IllegalInstruction, MemoryFault
+from gputwin.emu.sanitizer.session import Session
+from gputwin.errors import GpuFault, IllegalInstruction, MemoryFault, SanitizerError
 
 MAX_BATCH_LANES = 1 << 20      # workgroups run in batches of at most this many lanes ...
 MAX_BATCH_STATE_BYTES = 1 << 29  # ... and of at most this much VGPR (RSRC1 count) or scratch state
@@ -42,6 +43,7 @@ class Dispatch:
     scratch_bytes_per_lane: int = 0
     scratch_base: int | None = None
     code: bytes | None = None                       # the code itself, instead of fetching it from mem
+    group_segment: int | None = None                # LDS bytes the kernel declared, when known (sanitizers)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class Context:
     first_wave: int                 # global id of the batch's first wave
     ended: np.ndarray = field(default=None)   # waves ended per workgroup of the batch
     steps: int = 0
+    sanitizer: Session | None = None          # the dispatch's checkers when GPUTWIN_SANITIZE is set
 
     def aperture(self, index: int) -> int:
         return {235: SHARED_APERTURE_HI, 236: SHARED_APERTURE_HI, 237: PRIVATE_APERTURE_HI,
@@ -85,15 +88,15 @@ def _mode(rsrc1: int) -> int:
     return ((rsrc1 >> 12) & 0xFF) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9 | ((rsrc1 >> 26) & 1) << 23
 
 
-def _fetch(mem: AddressSpace, d: Dispatch, arch: str) -> tuple[Program, int, int]:
+def _fetch(mem: AddressSpace, d: Dispatch, arch: str, sanitize: bool) -> tuple[Program, int, int]:
     """(program, its base address, the entry's byte offset in it). Mapped code is decoded from the start
     of its mapping, so calls to functions placed before the kernel (clang -O0 helpers) run too."""
     if d.code is not None:
-        return program_for(d.code, arch, d.wave64), d.code_address, 0
+        return program_for(d.code, arch, d.wave64, sanitize), d.code_address, 0
     region = mem.find(d.code_address)
     if region is None:
         raise MemoryFault("instruction fetch from unmapped address", address=d.code_address, pc=d.code_address)
-    return program_at(region.data, 0, arch, d.wave64), region.base, d.code_address - region.base
+    return program_at(region.data, 0, arch, d.wave64, sanitize), region.base, d.code_address - region.base
 
 
 def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100",
@@ -105,16 +108,27 @@ def run_dispatch(mem: AddressSpace, dispatch: Dispatch, *, arch: str = "gfx1100"
     The watchdog (gputwin/emu/watchdog.py) is the current scope's when one is open (GPU.run opens one per
     doorbell) and no limit is given here, else a new one: `watchdog_s` / `watchdog_insts` override
     GPUTWIN_WATCHDOG_S / GPUTWIN_WATCHDOG_INSTS."""
+    d = dispatch
+    session = Session.from_env(d.code_address, tuple(int(v) for v in d.grid), int(np.prod(d.block)),
+                               d.group_segment)
     try:
-        return _run_dispatch(mem, dispatch, arch, watchdog_s, watchdog_insts)
+        counters = _run_dispatch(mem, dispatch, arch, watchdog_s, watchdog_insts, session)
+        if session is not None:
+            session.finish()
+        return counters
     except GpuFault as e:
+        if session is not None:
+            try:
+                session.finish(e)
+            except SanitizerError as found:
+                e = found
         if e.arch is None:
             e.arch = arch
         if e.code_address is None:
             e.code_address = dispatch.code_address
         if e.instruction is None and e.pc is not None and e.kind in ("illegal_instruction", "trap"):
             e.instruction = _instruction_at(mem, dispatch, e.pc, arch)
-        raise
+        raise e
 
 
 def _instruction_at(mem: AddressSpace, d: Dispatch, pc: int, arch: str) -> str | None:
@@ -135,7 +149,7 @@ def _instruction_at(mem: AddressSpace, d: Dispatch, pc: int, arch: str) -> str |
 
 
 def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: float | None,
-                  watchdog_insts: int | None) -> Counters:
+                  watchdog_insts: int | None, session: Session | None) -> Counters:
     if arch != "gfx1100" and arch not in gfx12.ARCHES and arch != cdna3.ARCH:
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
     if arch == cdna3.ARCH:
@@ -143,7 +157,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     wd = watchdog.current() if watchdog_s is None and watchdog_insts is None else None
     if wd is None:
         wd = watchdog.Watchdog(watchdog_s, watchdog_insts)
-    prog, base, entry = _fetch(mem, dispatch, arch)
+    prog, base, entry = _fetch(mem, dispatch, arch, session is not None)
     d = dispatch
     if d.scratch_base is not None and d.scratch_bytes_per_lane and mem.find(d.scratch_base) is None:
         raise MemoryFault("scratch backing (COMPUTE_DISPATCH_SCRATCH_BASE) is not mapped", address=d.scratch_base,
@@ -170,7 +184,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
                               f"finished, {progress.wave_insts} wave-instructions executed; no wave running "
                               f"(next workgroup {first} of {nwg})")
             wgs = np.arange(first, min(nwg, first + per_batch))
-            counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, wd, progress)
+            counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, wd, progress, session)
             progress.waves_done, progress.wave_insts = counters.waves, counters.wave_insts
     finally:
         prog.snapshot()
@@ -178,7 +192,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
 
 
 def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int,
-               wd, progress: Progress) -> Counters:
+               wd, progress: Progress, session: Session | None) -> Counters:
     gx, gy = int(d.grid[0]), int(d.grid[1])
     bx, by, bz = (int(v) for v in d.block)
     nb = wgs.size
@@ -191,7 +205,9 @@ def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, w
                   lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
                   scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
                   scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
-                  ended=np.zeros(nb, np.int64))
+                  ended=np.zeros(nb, np.int64), sanitizer=session)
+    if session is not None:
+        session.start_batch(nb * lds_bytes, nb)
     # work-items of one workgroup: flat id = wave-in-group * lanes + lane; packed x | y << 10 | z << 20 in v0
     flat = np.arange(wpg * lanes).reshape(wpg, lanes)
     tid_cnt = (d.rsrc2 >> 11) & 3

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.emu.amd import sanitize
 from gputwin.emu.amd.control import BARRIER, END
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.watchdog import CHECK_EVERY, Watchdog
@@ -123,6 +124,8 @@ class Executor:
                     released, parked = self._release(parked)
                     runnable += released
             else:                                    # BARRIER
+                if ctx.sanitizer is not None:
+                    sanitize.barrier_arrived(ctx, self.program, g)
                 parked.append(g)
                 released, parked = self._release(parked)
                 runnable += released
@@ -144,6 +147,8 @@ class Executor:
                 waiting.append(g.take(~sel))
             else:
                 waiting.append(g)
+        if released and ctx.sanitizer is not None:
+            sanitize.barrier_released(ctx, self.program, released)
         return released, waiting
 
     def _skip_inert(self, st, r) -> bool:

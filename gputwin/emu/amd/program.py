@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from gputwin.emu.amd import cdna3, gfx12, gpr_idx, lds, mubuf, salu, smem, sopk, sopp, vmem
+from gputwin.emu.amd import cdna3, gfx12, gpr_idx, lds, mubuf, salu, sanitize, smem, sopk, sopp, vmem
 from gputwin.errors import GpuFault, IllegalInstruction
 
 _VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
@@ -106,15 +106,16 @@ class Program:
     mapping the code sits in (then `snapshot()` / `matches()` tell whether it changed); None for a
     pre-decoded program."""
 
-    def __init__(self, code, arch: str = "gfx1100", insts=None, *, wave64: bool = False):
+    def __init__(self, code, arch: str = "gfx1100", insts=None, *, wave64: bool = False, sanitize: bool = False):
         self.code, self.arch, self.wave64 = code, arch, wave64
+        self.sanitize = sanitize         # memory instructions check their accesses first (emu/amd/sanitize.py)
         self.steps: dict[int, tuple] = {}
         self.decoded_end = 0             # end of the furthest instruction decoded so far
         self.origin = None               # the mapping array live code was taken from (program_at)
         self._seen = b""                 # code bytes [0, len) as they were when last checked
         self._inert: dict[tuple[int, int], int | None] = {}
         for off, inst in insts or ():
-            self.steps[off] = (build_handler(inst, arch), off + inst.size, inst)
+            self.steps[off] = (self._handler(inst), off + inst.size, inst)
 
     def step(self, pc: int):
         st = self.steps.get(pc)
@@ -162,7 +163,11 @@ class Program:
         except Exception as e:  # the decoder's own errors: report the raw bytes, never crash
             raw = bytes(self.code[pc:pc + 8]).hex()
             return (_raiser(IllegalInstruction(f"undecodable instruction bytes {raw}: {e}")), pc, None)
-        return (build_handler(inst, self.arch), pc + inst.size, inst)
+        return (self._handler(inst), pc + inst.size, inst)
+
+    def _handler(self, inst):
+        h = build_handler(inst, self.arch)
+        return sanitize.wrap(inst, h, self.arch, self.wave64) if self.sanitize else h
 
 
 _CACHE: "OrderedDict[tuple, Program]" = OrderedDict()
@@ -179,22 +184,23 @@ def _cached(key, make) -> Program:
     return p
 
 
-def program_for(code: bytes, arch: str = "gfx1100", wave64: bool = False) -> Program:
+def program_for(code: bytes, arch: str = "gfx1100", wave64: bool = False, sanitize: bool = False) -> Program:
     """The cached Program for these code bytes (decoded lazily, once)."""
-    return _cached((arch, wave64, bytes(code)), lambda: Program(bytes(code), arch, wave64=wave64))
+    return _cached((arch, wave64, sanitize, bytes(code)),
+                   lambda: Program(bytes(code), arch, wave64=wave64, sanitize=sanitize))
 
 
-def program_at(data, start: int, arch: str = "gfx1100", wave64: bool = False) -> Program:
+def program_at(data, start: int, arch: str = "gfx1100", wave64: bool = False, sanitize: bool = False) -> Program:
     """The cached Program for code at byte `start` of the mapping backed by uint8 array `data`.
 
     Decoding reads the live mapping lazily; a cached Program is reused while the bytes it decoded are
     unchanged (checked per dispatch, cost proportional to the kernel's size, not the mapping's)."""
-    key = (arch, wave64, id(data), start)
+    key = (arch, wave64, sanitize, id(data), start)
     p = _CACHE.get(key)
     if p is not None and p.origin is data and p.matches():
         _CACHE.move_to_end(key)
         return p
     _CACHE.pop(key, None)
-    p = _cached(key, lambda: Program(data[start:], arch, wave64=wave64))
+    p = _cached(key, lambda: Program(data[start:], arch, wave64=wave64, sanitize=sanitize))
     p.origin = data                  # the mapping's array: id() alone may be reused after an unmap
     return p

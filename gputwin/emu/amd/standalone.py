@@ -23,7 +23,7 @@ from gputwin.abi.kernargs import LaunchInfo, build_kernargs
 from gputwin.abi.printf import PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.emu.amd.dispatch import Counters, Dispatch, run_dispatch
 from gputwin.emu.memory import AddressSpace
-from gputwin.errors import IllegalInstruction
+from gputwin.errors import GpuFault, IllegalInstruction
 
 PAGE = 0x1000
 
@@ -39,7 +39,7 @@ class Arena:
         size = max(PAGE, (int(nbytes) + PAGE - 1) & ~(PAGE - 1))
         va = self.next
         self.next += size + PAGE            # a guard page between allocations catches overruns
-        arr = self.mem.map(va, size, writable=writable)
+        arr = self.mem.map(va, size, writable=writable, extent=max(1, int(nbytes)))   # memcheck: the exact size
         if data is not None:
             src = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) \
                 else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -87,7 +87,8 @@ class Kernel:
         return Dispatch(code_address=self.base + info.entry_offset, grid=grid, block=block,
                         wave64=not info.wave32, user_sgprs=sgprs, rsrc1=info.rsrc1, rsrc2=info.rsrc2,
                         rsrc3=info.rsrc3, lds_bytes=info.group_segment_size + dynamic_lds,
-                        scratch_bytes_per_lane=info.private_segment_size)
+                        scratch_bytes_per_lane=info.private_segment_size,
+                        group_segment=info.group_segment_size + dynamic_lds)
 
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), dynamic_lds: int = 0,
                  watchdog_s: float | None = None, watchdog_insts: int | None = None) -> Counters:
@@ -95,6 +96,12 @@ class Kernel:
         try:
             return run_dispatch(self.arena.mem, d, arch=self.co.arch, watchdog_s=watchdog_s,
                                 watchdog_insts=watchdog_insts)
+        except GpuFault as e:          # what the driver adds to a fault: the kernel and the offset in it
+            if e.kernel is None:
+                e.kernel = self.info.name
+                if e.kernel_offset is None and e.pc is not None:
+                    e.kernel_offset = e.pc - d.code_address
+            raise
         finally:   # what the kernel printed, also when it faulted (as the driver does at synchronize)
             if self.printf_buffer is not None:
                 print_buffer(PrintfFormats.from_metadata(self.co.metadata), self.arena.read(*self.printf_buffer),

@@ -104,18 +104,9 @@ class _Addr:
         whole group (the common case), else None."""
         if self.seg == "SCRATCH":
             return None
-        if self.saddr is not None:
-            lo_b, hi_b = g.s[self.saddr], g.s[self.saddr + 1]
-            if not ((lo_b == lo_b[0]).all() and (hi_b == hi_b[0]).all()):
-                return None
-            base = int(lo_b[0]) | int(hi_b[0]) << 32
-        else:
-            hi = compact(g.vgpr(self.vaddr.index + 1))
-            h0 = int(hi.flat[0])
-            if hi.size > 1 and not (hi == h0).all():
-                return None
-            base = h0 << 32
-        base += self.offset
+        base = self.uniform_base(g)
+        if base is None:
+            return None
         lo = g.vgpr(self.vaddr.index)
         lsel = lo if mask is None else lo[mask]
         flat = lsel.reshape(-1)
@@ -146,6 +137,20 @@ class _Addr:
         if start >= 0:
             return view[start >> 2:], lsel >> U32(2)
         return view, (lsel >> U32(2)).astype(np.int64) + (start >> 2)
+
+    def uniform_base(self, g) -> int | None:
+        """The 64-bit base every lane adds its 32-bit VADDR to (the SGPR pair, or the VADDR high dwords),
+        plus the instruction offset, when it is one value for the whole group; else None."""
+        if self.saddr is not None:
+            lo_b, hi_b = g.s[self.saddr], g.s[self.saddr + 1]
+            if not ((lo_b == lo_b[0]).all() and (hi_b == hi_b[0]).all()):
+                return None
+            return (int(lo_b[0]) | int(hi_b[0]) << 32) + self.offset
+        hi = compact(g.vgpr(self.vaddr.index + 1))
+        h0 = int(hi.flat[0])
+        if hi.size > 1 and not (hi == h0).all():
+            return None
+        return (h0 << 32) + self.offset
 
     def targets(self, g, mask, nbytes, write):
         """[(buffer, byte offsets, selection)] for the active lanes; faults name the faulting wave."""

@@ -22,9 +22,10 @@ class DeviceArena:
         self.dev = dev
 
     def alloc(self, nbytes: int, data=None):
+        """A buffer holding `data`, else zeros like the standalone Arena's (device memory is undefined until
+        written: GPUTWIN_SANITIZE=initcheck would rightly flag a kernel reading it)."""
         buf = self.dev.alloc(max(int(nbytes), 4))
-        if data is not None:
-            self.dev.copyin(buf, np.ascontiguousarray(data))
+        self.dev.copyin(buf, np.ascontiguousarray(data) if data is not None else np.zeros(buf.size, np.uint8))
         return buf
 
     def array(self, buf, dtype, count: int) -> np.ndarray:

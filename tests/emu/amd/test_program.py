@@ -7,7 +7,8 @@ from gputwin.emu.amd.standalone import Arena
 from tests.emu.amd.helpers import asm
 
 
-def test_same_bytes_share_one_program_and_decode_lazily():
+def test_same_bytes_share_one_program_and_decode_lazily(monkeypatch):
+    monkeypatch.delenv("GPUTWIN_SANITIZE", raising=False)   # a sanitized dispatch has a Program of its own
     code = asm("s_branch skip\ns_code_end\nskip:\ns_endpgm")
     p = program.program_for(code)
     assert program.program_for(bytes(code)) is p

@@ -1,0 +1,83 @@
+"""What the sanitizers cost: one figure per line (python bench/bench_sanitize.py).
+
+The same dispatches through the whole MOCKAMD stack (driver buffers filled with copyin, so initcheck
+tracks them) with GPUTWIN_SANITIZE off, `memcheck` and `all`: a 1M-element f32 add, a naive 128x128 f32
+matmul, an LDS tree reduction of 256K items (barriers: racecheck and synccheck at work). Best of 5 runs
+after a warm-up each, in CPU time of this process (the emulator runs on one core; on a shared machine
+wall time mostly measures the neighbours); the ratios are against off (goal: memcheck within 2x, all
+within 4x).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+
+import numpy as np
+
+import gputwin
+
+FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "amd" / "cl"
+MODES = ("off", "memcheck", "all")
+
+
+def _filled(dev, array):
+    buf = dev.alloc(array.nbytes)
+    dev.copyin(buf, array)
+    return buf
+
+
+def _add(dev, n=1 << 20):
+    k = dev.load((FIXTURES / "basic.hsaco").read_bytes(), "add_f32")
+    a, b = (_filled(dev, np.random.rand(n).astype(np.float32)) for _ in range(2))
+    out = _filled(dev, np.zeros(n, np.float32))
+    return lambda: k(out, a, b, n, grid=(n // 256, 1, 1), block=(256, 1, 1))
+
+
+def _matmul(dev, n=128):
+    k = dev.load((FIXTURES / "lds.hsaco").read_bytes(), "matmul_naive")
+    a, b = (_filled(dev, np.random.rand(n, n).astype(np.float32)) for _ in range(2))
+    c = _filled(dev, np.zeros((n, n), np.float32))
+    return lambda: k(c, a, b, n, grid=(n // 16, n // 16, 1), block=(16, 16, 1))
+
+
+def _reduce(dev, n=1 << 18):
+    k = dev.load((FIXTURES / "lds.hsaco").read_bytes(), "reduce_sum")
+    x = _filled(dev, np.random.randint(0, 1000, n).astype(np.uint32))
+    p = _filled(dev, np.zeros(n // 256, np.uint32))
+    return lambda: k(p, x, grid=(n // 256, 1, 1), block=(256, 1, 1))
+
+
+def _time(dev, launch, repeat=5) -> float:
+    launch()
+    dev.synchronize()                    # warm: decode and handler build are not what is measured
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        launch()
+        dev.synchronize()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def main():
+    saved = os.environ.get("GPUTWIN_SANITIZE")
+    try:
+        for label, make in (("add 1M f32", _add), ("matmul 128 naive", _matmul), ("lds reduce 256K", _reduce)):
+            times = {}
+            for mode in MODES:
+                os.environ["GPUTWIN_SANITIZE"] = "" if mode == "off" else mode
+                with gputwin.open_device("MOCKAMD") as dev:
+                    times[mode] = _time(dev, make(dev))
+                print(f"{label}, sanitize {mode}: {times[mode] * 1e3:.1f} ms")
+            for mode in MODES[1:]:
+                print(f"{label}, sanitize {mode} / off: {times[mode] / times['off']:.2f}x")
+    finally:
+        if saved is None:
+            os.environ.pop("GPUTWIN_SANITIZE", None)
+        else:
+            os.environ["GPUTWIN_SANITIZE"] = saved
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""racecheck (LDS): conflicting accesses to one LDS byte by different waves of a workgroup with no barrier
+between them.
+
+Barriers cut a workgroup's run into epochs (the count of barriers it has passed). The shadow is kept per
+LDS dword: the last writer (wave, epoch, and a mask of the bytes it wrote) and the reader (a wave, MANY
+for several, the epoch and the bytes read). An access conflicts when, in the same epoch, another wave
+wrote bytes it touches (read-after-write, write-after-write) or, for a write, another wave read them
+(write-after-read). That is a happens-before check, so it does not depend on the order the emulator
+happens to run the waves in. Lanes of one wave are ordered by the instruction stream and never race;
+atomics are not tracked (they may overlap). What it can miss: only the last writer of a dword is kept,
+so of two waves writing different bytes of one dword the first is forgotten; two waves writing parts of
+one dword in one instruction are reported only when both write the whole dword."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NONE, MANY = -1, -2
+FULL = 0xF
+
+
+@dataclass
+class Race:
+    kind: str           # "read-after-write", "write-after-write", "write-after-read"
+    index: int          # which access lane (into the arrays given to access())
+    other_wave: int     # the other access's wave (MANY: several waves read)
+    lanes: int          # access lanes of this instruction that conflict
+
+
+class LdsRaces:
+    def __init__(self, nbytes_total: int, workgroups: int):
+        dwords = -(-nbytes_total // 4)
+        self.writer = np.full(dwords, NONE, np.int32)
+        self.write_epoch = np.full(dwords, -1, np.int32)
+        self.write_mask = np.zeros(dwords, np.uint8)
+        self.reader = np.full(dwords, NONE, np.int32)
+        self.read_epoch = np.full(dwords, -1, np.int32)
+        self.read_mask = np.zeros(dwords, np.uint8)
+        self.epoch = np.zeros(workgroups, np.int32)
+        self._stamp = np.empty(dwords, np.int32)   # per-dword wave stamps within one instruction
+
+    def barrier(self, local_workgroups: np.ndarray) -> None:
+        """These workgroups (batch-local indices) passed a barrier: a new epoch starts for each."""
+        self.epoch[local_workgroups] += 1
+
+    @staticmethod
+    def _cells(index: np.ndarray, nbytes: int):
+        """(lane of each touched dword, dword, byte mask in it) for accesses of nbytes at `index`."""
+        if nbytes % 4 == 0 and not (np.bitwise_or.reduce(index) & 3):    # aligned dwords: whole cells
+            per = nbytes // 4
+            cells = ((index >> 2)[:, None] + np.arange(per)).reshape(-1) if per > 1 else index >> 2
+            return np.repeat(np.arange(index.size), per) if per > 1 else None, cells, None
+        per = (nbytes + 6) // 4                      # the most dwords nbytes at any alignment can touch
+        cell = (index >> 2)[:, None] + np.arange(per)
+        lo = np.clip(index[:, None] - 4 * cell, 0, 4)
+        hi = np.clip(index[:, None] + nbytes - 4 * cell, 0, 4)
+        keep = (hi > lo).reshape(-1)
+        mask = (((1 << hi) - 1) & ~((1 << lo) - 1)).astype(np.uint8).reshape(-1)
+        lane = np.repeat(np.arange(index.size), per)
+        return lane[keep], cell.reshape(-1)[keep], mask[keep]
+
+    def access(self, index: np.ndarray, waves: np.ndarray, local_wg: np.ndarray, nbytes: int,
+               write: bool) -> Race | None:
+        """Check and record one instruction's LDS access: index = byte index into the batch's LDS of each
+        access lane (in range), waves its wave id, local_wg its batch-local workgroup."""
+        if index.size == 0:
+            return None
+        lane, cells, mask = self._cells(index.astype(np.int64), nbytes)
+        wave = waves.astype(np.int32) if lane is None else waves.astype(np.int32)[lane]
+        ep = self.epoch[local_wg] if lane is None else self.epoch[local_wg][lane]
+        full = mask is None
+        m = np.uint8(FULL) if full else mask
+        # dwords several waves' lanes of this instruction touch: stamp each with a wave (the last lane's
+        # wins) and see which lanes lost
+        self._stamp[cells] = wave
+        winner = self._stamp[cells]
+        mixed = winner != wave
+        w = self.writer[cells]
+        conflict = (self.write_epoch[cells] == ep) & (w != NONE) & (w != wave)
+        if not full:
+            conflict &= (self.write_mask[cells] & m) != 0
+        kind, other = ("write-after-write" if write else "read-after-write"), w
+        if write and not conflict.any():
+            r = self.reader[cells]
+            conflict = (self.read_epoch[cells] == ep) & ((r == MANY) | ((r != NONE) & (r != wave)))
+            if not full:
+                conflict &= (self.read_mask[cells] & m) != 0
+            kind, other = "write-after-read", r
+            if not conflict.any() and full and mixed.any():
+                conflict, kind, other = mixed, "write-after-write", winner
+        found = None
+        if conflict.any():
+            at = int(np.argmax(conflict))
+            hit = conflict if lane is None else np.bincount(lane[conflict], minlength=index.size) > 0
+            found = Race(kind, at if lane is None else int(lane[at]), int(other[at]), int(np.count_nonzero(hit)))
+        if write:
+            if not full:
+                same = (self.writer[cells] == wave) & (self.write_epoch[cells] == ep)
+                m = np.where(same, self.write_mask[cells] | m, m)
+            self.writer[cells], self.write_epoch[cells], self.write_mask[cells] = wave, ep, m
+        else:
+            prior, prior_ep = self.reader[cells], self.read_epoch[cells]
+            now = prior_ep == ep
+            several = mixed | (now & (prior != NONE) & (prior != wave))
+            if not full:
+                m = np.where(now, self.read_mask[cells] | m, m)
+            self.reader[cells], self.read_epoch[cells], self.read_mask[cells] = wave, ep, m
+            if several.any():
+                self.reader[cells[several]] = MANY
+        return found
