@@ -227,6 +227,10 @@ class Mode:
     def ieee(self) -> bool:
         return bool(self.raw >> 9 & 1)
 
+    def keeps_denormals(self, f: Fmt) -> bool:
+        """Denormal inputs and outputs of f both kept (no flushing either way)."""
+        return self._denorm[f.name] == 3
+
     def flush_in(self, b, f: Fmt):
         return b if self._denorm[f.name] & 1 else flush(b, f)
 
