@@ -29,7 +29,7 @@ def _rows(buf: np.ndarray, offs: np.ndarray, ndw: int):
         return None
     if offs.size and np.bitwise_or.reduce(offs) % size:
         return None
-    return np.frombuffer(buf, U32).reshape(-1, ndw), offs // size
+    return np.frombuffer(buf, U32).reshape(-1, ndw), offs >> (size.bit_length() - 1)
 
 
 def gather(buf: np.ndarray, offs: np.ndarray, ndw: int) -> np.ndarray:

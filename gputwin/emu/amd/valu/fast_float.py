@@ -5,7 +5,7 @@ the lanes per instruction (input flush, NaN classification on bits, output flush
 the instruction has no modifiers (no DPP, abs, neg, clamp, omod) and MODE says nearest-even with f32
 denormals kept (what compiled kernels run under), the result is numpy's IEEE float32 operation, except
 for NaN results, which the hardware makes a quieted copy of the first NaN source (or the canonical NaN):
-one pass detects any NaN and only then the table path's `fix_nan` runs. Other MODE settings fall back to
+a NaN-propagating min detects any and only then the table path's `fix_nan` runs. Other MODE settings fall back to
 the table handler at run time. Both give the same bits (tests/emu/amd/valu/test_fast_float.py).
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _compute(inst, encoding: str):
         with np.errstate(all="ignore"):
             res = fn(a.view(np.float32), b.view(np.float32))
         bits = np.asarray(res).view(np.uint32)
-        if np.isnan(res).any():
+        if np.isnan(np.min(res)):          # min propagates NaN: one reduction, no bool temporary
             bits = fix_nan(bits, [np.asarray(read(g, inst, r, "f32")) for r in ("src0", "src1")], F32)
         return bits
     return compute
