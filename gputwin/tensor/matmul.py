@@ -18,15 +18,14 @@ result's own element counts (each < 2**31, so int32 element indices suffice).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gputwin.compiler import ir
-from gputwin.tensor.lower import _Emitter, _index
-from gputwin.tensor.spec import Node
+from gputwin.tensor.lower import Emitter, multi_index
+from gputwin.tensor.spec import Node, stable_symbol
 
 THREADS = 16     # work-items per workgroup along each output axis (16 x 16 = 256)
 BK = 16          # k-values per shared-memory tile
@@ -52,7 +51,7 @@ class MatmulSpec:
 
     @property
     def symbol(self) -> str:
-        return f"{self.name}_{hashlib.sha1(repr(self).encode()).hexdigest()[:10]}"
+        return stable_symbol(self)
 
     @property
     def dims(self) -> tuple[int, int, int]:
@@ -98,8 +97,8 @@ def build(spec: MatmulSpec) -> ir.Kernel:
     a_tile, b_tile = k.shared("a_tile", acc_dt, BK * bm), k.shared("b_tile", acc_dt, BK * bn)
 
     rows, cols = spec.tiles
-    z, tile_row, tile_col = _index(k.group_id(0), (math.prod(spec.batch) * spec.parts, rows, cols))
-    *bidx, part = [0] * (len(spec.batch) + 1) if isinstance(z, int) else _index(z, spec.batch + (spec.parts,))
+    z, tile_row, tile_col = multi_index(k.group_id(0), (math.prod(spec.batch) * spec.parts, rows, cols))
+    *bidx, part = [0] * (len(spec.batch) + 1) if isinstance(z, int) else multi_index(z, spec.batch + (spec.parts,))
     lid = k.local_id(0)
     ty, tx = _div(lid, THREADS), _mod(lid, THREADS)
     row0, col0 = tile_row * bm, tile_col * bn
@@ -109,7 +108,7 @@ def build(spec: MatmulSpec) -> ir.Kernel:
     zero = -0.0 if acc_dt.is_float else 0
     accs = [[k.var(acc_dt, zero, f"acc{r}_{c}") for c in range(tn)] for r in range(tm)]
 
-    em = _Emitter(k, bufs, [])
+    em = Emitter(k, bufs, [])
 
     def fill(tile, expr, shape, count, along_k: bool, pad):
         """Copy this step's tile of an operand into shared memory: `count` elements per work-item."""

@@ -152,16 +152,13 @@ def _matmul_kernel(a: Tensor, b: Tensor, batch: tuple[int, ...], dt) -> Tensor:
     prod_dt = _acc(dt)  # half products are exact in float32
     ca, cb = ops.cast(a, prod_dt), ops.cast(b, prod_dt)
     (ea, eb), bufs = lazy.merge([(ca._expr, ca._bufs), (cb._expr, cb._bufs)])
-    arg_dtypes = [None] * len(bufs)
-    for ld in lazy.loads(ea) + lazy.loads(eb):
-        arg_dtypes[ld.arg] = ld.dtype
     parts, chunk = 1, 0
     if k >= SPLIT_MIN_LENGTH and outputs <= SPLIT_MAX_OUTPUTS:
         chunk = math.isqrt(k - 1) + 1
         parts = -(-k // chunk)
     out_dt = prod_dt if parts > 1 else dt
     label = "M_matmul_" + "x".join(map(str, batch + (n, k, m)))
-    spec = MatmulSpec(label, ea, eb, a.shape, b.shape, batch, tuple(arg_dtypes), prod_dt, out_dt,
+    spec = MatmulSpec(label, ea, eb, a.shape, b.shape, batch, lazy.arg_dtypes([ea, eb], len(bufs)), prod_dt, out_dt,
                       *block_shape(n, m), parts, chunk)
     out = a.ctx.alloc(outputs * parts * out_dt.itemsize)
     a.ctx.run(spec, bufs, out)
