@@ -9,11 +9,11 @@ every loop iteration spends a budget derived from GPUTWIN_WATCHDOG_S, so a runaw
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 
 import numpy as np
 
+from gputwin.drivers.hcq import watchdog_s
 from gputwin.errors import GpuHang, KernelNotFound, MemoryFault, OutOfMemory
 
 _JIT_LOCK = threading.Lock()
@@ -96,7 +96,8 @@ class CPUProgram:
         argv = self._argv(args)
         # The watchdog is an iteration budget, not a timer: native code cannot be interrupted, and a
         # count makes "hung" the same verdict on every machine.
-        budget = int(float(os.environ.get("GPUTWIN_WATCHDOG_S", "30")) * ITERATIONS_PER_WATCHDOG_SECOND)
+        seconds = watchdog_s()
+        budget = int(seconds * ITERATIONS_PER_WATCHDOG_SECOND)
         fault = np.array([0, 0, 0, max(budget, 1)], dtype=np.uint64)
         self._fn(argv.ctypes.data, fault.ctypes.data, int(grid[0]), int(grid[1]), int(grid[2]))
         if fault[0] == 1:
@@ -104,7 +105,7 @@ class CPUProgram:
                               address=int(fault[1]), write=bool(fault[2]))
         if fault[0] == 2:
             raise GpuHang(f"CPU kernel {self.name} ran past its watchdog: {budget} loop iterations "
-                          f"(GPUTWIN_WATCHDOG_S={os.environ.get('GPUTWIN_WATCHDOG_S', '30')})")
+                          f"(GPUTWIN_WATCHDOG_S={seconds:g})")
 
 
 class CPUDevice:

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .fp import two_sum, to_odd
+from gputwin.emu.exact import round_to_odd, two_sum
 
 _SPLIT = 134217729.0  # 2^27 + 1
 
@@ -49,7 +49,7 @@ def fma64(a_bits, b_bits, c_bits):
         pl = ((ah * bh - ph) + ah * bl + al * bh) + al * bl
         th, tl = two_sum(c, ph)
         s, err = two_sum(tl, pl)
-        v = to_odd(s, np.where(np.isfinite(s), err, 0.0))
+        v = round_to_odd(s, np.where(np.isfinite(s), err, 0.0))
         r = th + v
     out = np.where(safe, r, plain)
     hard = finite & ~zero_prod & ~safe

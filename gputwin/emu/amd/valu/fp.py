@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.emu.exact import round_to_odd, two_sum
 from gputwin.errors import IllegalInstruction
 
 
@@ -111,30 +112,13 @@ def fix_nan(res, srcs, f: Fmt):
 
 
 # --- exact fused multiply-add ----------------------------------------------------------------------
-def two_sum(a, b):
-    s = a + b
-    bb = s - a
-    err = (a - (s - bb)) + (b - bb)
-    return s, err
-
-
-def to_odd(s, err):
-    """float64 s + exact error -> round-to-odd float64 (sticky bit folded into the last place)."""
-    sb = s.view(np.uint64)
-    fix = (err != 0) & ((sb & np.uint64(1)) == 0) & np.isfinite(s)
-    if fix.any():
-        up = (err > 0) == (s > 0)
-        sb = np.where(fix, np.where(up, sb + np.uint64(1), sb - np.uint64(1)), sb)
-    return sb.view(np.float64)
-
-
 def fma_ro(a, b, c):
     """a*b+c for float64 arrays holding f32/f16/bf16 values (so a*b is exact): round-to-odd float64."""
     with np.errstate(all="ignore"):
         p = a * b
         s, err = two_sum(p, c)
         err = np.where(np.isfinite(s), err, 0.0)
-    return to_odd(s, err)
+    return round_to_odd(s, err)
 
 
 def fma_f32_rne(a, b, c):
@@ -167,7 +151,7 @@ def add_ro(a, b):
     with np.errstate(all="ignore"):
         s, err = two_sum(a, b)
         err = np.where(np.isfinite(s), err, 0.0)
-    return to_odd(s, err)
+    return round_to_odd(s, err)
 
 
 # --- float64 -> narrower format, any rounding mode ---------------------------------------------------

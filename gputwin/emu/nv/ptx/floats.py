@@ -1,7 +1,7 @@
 """Exact floating-point rounding, vectorised: how gputwin gets PTX's .rn/.rz/.rm/.rp results bit-exact.
 
 The exact result of an f32/f16/bf16 add, mul or fma is carried as an unevaluated float64 pair
-(s, err) with s + err exact (products of f32 are exact in f64; sums come from TwoSum). `round_odd`
+(s, err) with s + err exact (products of f32 are exact in f64; sums come from TwoSum). `round_to_odd` (gputwin/emu/exact.py)
 collapses the pair to one float64 rounded to odd, which keeps enough information that a second
 rounding to any narrower format (p >= q + 2 bits) in any direction equals one direct rounding of the
 exact value (Boldo and Melquiond's round-to-odd theorem). `to_f32/to_f16/to_bf16` then round in
@@ -17,29 +17,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from gputwin.emu.exact import round_to_odd, two_sum  # noqa: F401 (re-exported: the ops use F.two_sum)
+
 CANON = {"f32": np.uint32(0x7FFFFFFF), "f16": np.uint16(0x7FFF), "bf16": np.uint16(0x7FFF),
          "f64": np.uint64(0x7FFFFFFFFFFFFFFF)}
 MODES = ("rn", "rz", "rm", "rp")
-
-
-def two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def round_odd(s, err):
-    """float64 s + err (exact pair) rounded to odd at float64 precision."""
-    err = np.asarray(err)
-    if not err.any():
-        return s
-    bits = np.asarray(s, np.float64).view(np.uint64)
-    fix = (err != 0) & ((bits & np.uint64(1)) == 0) & np.isfinite(s)
-    if not fix.any():
-        return s
-    toward_mag = (err > 0) == (s > 0)
-    step = np.where(fix, np.where(toward_mag, np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF)), np.uint64(0))
-    return (bits + step).view(np.float64)
 
 
 def _directed(r, x, mode, nxt):

@@ -24,7 +24,7 @@ def _f16_add(old, v, half):
     a = old.view(np.float16).astype(np.float64) if half == "f16" else F.bf16_to_f32(old).astype(np.float64)
     c = v.view(np.float16).astype(np.float64) if half == "f16" else F.bf16_to_f32(v).astype(np.float64)
     s, err = F.two_sum(a, c)
-    x = F.round_odd(s, err)
+    x = F.round_to_odd(s, err)
     r = F.to_f16(x).view(np.uint16) if half == "f16" else F.to_bf16_bits(x)
     return F.canon(r.view(np.float16), "f16").view(np.uint16) if half == "f16" else r
 

@@ -131,7 +131,7 @@ def cvt(ins, b):
             if dt == "f64":
                 r = s if mode == "rn" else _f64_directed(s, err, mode)
             else:
-                r = encode(F.round_odd(s, err), dt, mode)
+                r = encode(F.round_to_odd(s, err), dt, mode)
             d(finish(r, dt, ftz, sat), m)
         return run
 

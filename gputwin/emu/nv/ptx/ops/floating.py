@@ -98,7 +98,7 @@ def exact_fma(a, b, c, fmt, mode, kind):
     else:
         p, q = (a, b) if kind == "add" else (a * b, c)
         s, err = F.two_sum(p, q)
-        x = F.round_odd(s, err)
+        x = F.round_to_odd(s, err)
         if mode == "rm":                             # an exact zero sum is -0 under rm unless both are +0
             zero = (s == 0) & (err == 0)
             if np.any(zero):
@@ -272,7 +272,7 @@ def _fast_f32(kind, d, srcs, ftz, b):
         if hard:
             p = np.multiply(x(), y(), dtype=np.float64)
             r, err = F.two_sum(p, np.asarray(z(), np.float64))
-            r = F.round_odd(r, err)
+            r = F.round_to_odd(r, err)
         if m is None and out is not None:
             np.copyto(out, r, casting="same_kind")      # float64 -> float32 rounds to nearest even
             if nan:
@@ -289,7 +289,7 @@ def _fma_f32_ftz(d, x, y, z):
         p = np.asarray(a).astype(np.float64) * np.asarray(bb).astype(np.float64)     # exact
         c64 = np.asarray(c).astype(np.float64)
         s, err = F.two_sum(p, c64)
-        r = np.asarray(F.round_odd(s, err)).astype(np.float32)
+        r = np.asarray(F.round_to_odd(s, err)).astype(np.float32)
         d(F.canon(F.ftz(r), "f32"), m)
     return fma
 
