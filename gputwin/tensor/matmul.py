@@ -2,8 +2,9 @@
 
 out[b, i, j] = sum over k of a[b, i, k] * b[b, k, j], each output accumulated by one work-item in
 k order, so the bits are those of the sequential rule in docs/tensor.md; tiling only decides which
-work-item computes which outputs and how operands reach it. A workgroup of 16 x 16 work-items owns a
-(16 TM) x (16 TN) block of outputs, each work-item TM x TN of them (register blocking). Per step of
+work-item computes which outputs and how operands reach it. A workgroup of TY x TX work-items (16 x 16
+for big results) owns a (TY TM) x (TX TN) block of outputs, each work-item TM x TN of them (register
+blocking). Per step of
 BK k-values the workgroup copies the A tile (rows x BK) and the B tile (BK x cols) into shared memory,
 converted to the accumulator dtype, then every work-item reads its TM + TN operands per k from there.
 k-positions past the end read as a = -0.0, b = +0.0 (integers: 0): their product is -0.0 (0), which
@@ -27,7 +28,7 @@ from gputwin.compiler import ir
 from gputwin.tensor.lower import Emitter, multi_index
 from gputwin.tensor.spec import Node, stable_symbol
 
-THREADS = 16     # work-items per workgroup along each output axis (16 x 16 = 256)
+THREADS = 16     # work-items per workgroup along an output axis at most (16 x 16 = 256)
 BK = 16          # k-values per shared-memory tile
 
 
@@ -44,6 +45,8 @@ class MatmulSpec:
     arg_dtypes: tuple[np.dtype, ...]
     acc_dtype: np.dtype
     out_dtype: np.dtype
+    ty: int = THREADS              # work-items per workgroup: ty rows x tx columns of them
+    tx: int = THREADS
     tm: int = 4                    # outputs per work-item: tm rows x tn columns
     tn: int = 4
     parts: int = 1                 # k split into this many chunks of `chunk` (the last one shorter)
@@ -60,20 +63,30 @@ class MatmulSpec:
     @property
     def tiles(self) -> tuple[int, int]:
         n, m, _ = self.dims
-        return -(-n // (THREADS * self.tm)), -(-m // (THREADS * self.tn))   # row tiles, column tiles
+        return -(-n // (self.ty * self.tm)), -(-m // (self.tx * self.tn))   # row tiles, column tiles
 
 
-def block_shape(n: int, m: int) -> tuple[int, int]:
-    """(tm, tn): 4 x 4 outputs per work-item for big outputs, fewer when that would leave most of a
-    workgroup idle (a 64 x 64 block for a 20 x 20 result)."""
-    tm = 4 if n > 2 * THREADS else (2 if n > THREADS else 1)
-    tn = 4 if m > 2 * THREADS else (2 if m > THREADS else 1)
-    return tm, tn
+def _axis(d: int) -> tuple[int, int]:
+    """(work-items, outputs per work-item) along an output axis of extent d: 16 x 4 for big extents, and
+    no more than the extent needs below that (a 20-row result gets 16 x 2, a 3-row one 4 x 1)."""
+    if d > 2 * THREADS:
+        return THREADS, 4
+    if d > THREADS:
+        return THREADS, 2
+    return 1 << (d - 1).bit_length(), 1
+
+
+def block_shape(n: int, m: int) -> dict[str, int]:
+    """The workgroup (ty x tx work-items) and per-work-item (tm x tn outputs) blocking for an n x m result,
+    as MatmulSpec fields: big results get 16 x 16 work-items of 4 x 4, small ones no idle workgroup
+    lanes beyond a power of two (a batch of 4 x 4 matmuls runs 16 work-items per matrix, not 256)."""
+    (ty, tm), (tx, tn) = _axis(n), _axis(m)
+    return dict(ty=ty, tx=tx, tm=tm, tn=tn)
 
 
 def launch_dims(spec: MatmulSpec):
     rows, cols = spec.tiles
-    return (rows * cols * math.prod(spec.batch) * spec.parts, 1, 1), (THREADS * THREADS, 1, 1)
+    return (rows * cols * math.prod(spec.batch) * spec.parts, 1, 1), (spec.ty * spec.tx, 1, 1)
 
 
 def _operand_index(bidx: list, shape: tuple[int, ...], batch: tuple[int, ...], last2: list) -> list:
@@ -88,10 +101,10 @@ def _clamp(i, hi: int):
 
 def build(spec: MatmulSpec) -> ir.Kernel:
     n, m, kdim = spec.dims
-    tm, tn = spec.tm, spec.tn
-    bm, bn = THREADS * tm, THREADS * tn
+    tm, tn, nthreads = spec.tm, spec.tn, spec.ty * spec.tx
+    bm, bn = spec.ty * tm, spec.tx * tn
     acc_dt = ir.dtype(spec.acc_dtype)
-    k = ir.KernelBuilder(spec.symbol, local_size=(THREADS * THREADS, 1, 1))
+    k = ir.KernelBuilder(spec.symbol, local_size=(nthreads, 1, 1))
     out = k.buffer("out", ir.dtype(spec.out_dtype))
     bufs = [k.buffer(f"in{i}", ir.dtype(dt)) for i, dt in enumerate(spec.arg_dtypes)]
     a_tile, b_tile = k.shared("a_tile", acc_dt, BK * bm), k.shared("b_tile", acc_dt, BK * bn)
@@ -100,7 +113,7 @@ def build(spec: MatmulSpec) -> ir.Kernel:
     z, tile_row, tile_col = multi_index(k.group_id(0), (math.prod(spec.batch) * spec.parts, rows, cols))
     *bidx, part = [0] * (len(spec.batch) + 1) if isinstance(z, int) else multi_index(z, spec.batch + (spec.parts,))
     lid = k.local_id(0)
-    ty, tx = _div(lid, THREADS), _mod(lid, THREADS)
+    ty, tx = _div(lid, spec.tx), _mod(lid, spec.tx)
     row0, col0 = tile_row * bm, tile_col * bn
     chunk = spec.chunk if spec.parts > 1 else kdim
     kstart = part * chunk
@@ -113,7 +126,7 @@ def build(spec: MatmulSpec) -> ir.Kernel:
     def fill(tile, expr, shape, count, along_k: bool, pad):
         """Copy this step's tile of an operand into shared memory: `count` elements per work-item."""
         for q in range(count):
-            e = lid + q * THREADS * THREADS
+            e = lid + q * nthreads
             if along_k:                 # a tile: rows x BK, stored k-major (tile[kk * bm + row])
                 other, kk, width = _div(e, BK), _mod(e, BK), bm
                 last2 = [_clamp(row0 + other, n - 1), None]
@@ -128,8 +141,8 @@ def build(spec: MatmulSpec) -> ir.Kernel:
 
     with k.uniform_range(-(-chunk // BK)) as step:
         k0 = kstart + step * BK
-        fill(a_tile, spec.a, spec.a_shape, tm, True, zero)
-        fill(b_tile, spec.b, spec.b_shape, tn, False, 0)
+        fill(a_tile, spec.a, spec.a_shape, bm * BK // nthreads, True, zero)
+        fill(b_tile, spec.b, spec.b_shape, bn * BK // nthreads, False, 0)
         k.barrier()
         for kk in range(BK):
             av = [a_tile[kk * bm + ty * tm + r] for r in range(tm)]

@@ -158,8 +158,8 @@ def _matmul_kernel(a: Tensor, b: Tensor, batch: tuple[int, ...], dt) -> Tensor:
         parts = -(-k // chunk)
     out_dt = prod_dt if parts > 1 else dt
     label = "M_matmul_" + "x".join(map(str, batch + (n, k, m)))
-    spec = MatmulSpec(label, ea, eb, a.shape, b.shape, batch, lazy.arg_dtypes([ea, eb], len(bufs)), prod_dt, out_dt,
-                      *block_shape(n, m), parts, chunk)
+    spec = MatmulSpec(label, ea, eb, a.shape, b.shape, batch, lazy.arg_dtypes([ea, eb], len(bufs)), prod_dt,
+                      out_dt, parts=parts, chunk=chunk, **block_shape(n, m))
     out = a.ctx.alloc(outputs * parts * out_dt.itemsize)
     a.ctx.run(spec, bufs, out)
     full = shape + ((parts,) if parts > 1 else ())

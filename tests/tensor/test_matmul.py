@@ -30,8 +30,10 @@ def _run(tdev, a, b):
 
 
 @pytest.mark.parametrize("ashape,bshape", [
-    ((5, 7), (7, 3)),              # one 16 x 16 block (1 x 1 outputs per work-item)
+    ((5, 7), (7, 3)),              # one 8 x 4 workgroup (1 x 1 outputs per work-item)
+    ((1, 40), (40, 100)),          # a 1 x 16 workgroup of 1 x 4 outputs
     ((20, 33), (33, 30)),          # 2 x 2 per work-item, k not a multiple of the 16-wide tile
+    ((300, 3, 2), (300, 2, 4)),    # many tiny matrices: 4 x 4 work-items each
     ((65, 47), (47, 130)),         # 4 x 4 per work-item, ragged last row and column tiles
     ((2, 1, 33, 17), (3, 17, 70)),  # batch broadcast both ways, never materialised
     ((4, 70, 9), (9, 5)),          # batched against a shared matrix
@@ -39,6 +41,12 @@ def _run(tdev, a, b):
 def test_tiled_matmul_equals_the_sequential_rule(tdev, ashape, bshape, rng):
     a, b = rng.standard_normal(ashape).astype(np.float32), rng.standard_normal(bshape).astype(np.float32)
     assert_bits(_run(tdev, a, b), seq_matmul(a, b))
+
+
+def test_block_shapes_follow_the_result():
+    assert M.block_shape(5, 3) == dict(ty=8, tx=4, tm=1, tn=1)
+    assert M.block_shape(1, 1000) == dict(ty=1, tx=16, tm=1, tn=4)
+    assert M.block_shape(20, 33) == dict(ty=16, tx=16, tm=2, tn=4)
 
 
 def test_vector_operands_follow_numpy_shapes(tdev, rng):
@@ -121,6 +129,6 @@ def test_8192x512_by_512x1024_builds_one_kernel_of_the_right_grid(tdev, monkeypa
                                                                            device=tdev)
     assert r.shape == (8192, 1024)
     (spec,) = seen
-    assert (spec.tm, spec.tn, spec.parts) == (4, 4, 1)
+    assert (spec.ty, spec.tx, spec.tm, spec.tn, spec.parts) == (16, 16, 4, 4, 1)
     assert M.launch_dims(spec) == (((8192 // 64) * (1024 // 64), 1, 1), (256, 1, 1))
     assert compile_kernel(M.build(spec), "gfx1100")[:4] == b"\x7fELF"
