@@ -16,7 +16,7 @@ import numpy as np
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import lazy, movement, ops
 from gputwin.tensor.matmul import MatmulSpec, block_shape
-from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes
+from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes, normalize_shape
 from gputwin.tensor.spec import Const, Load
 from gputwin.tensor.tensor import Tensor, make_spec
 
@@ -145,7 +145,7 @@ def _matmul_kernel(a: Tensor, b: Tensor, batch: tuple[int, ...], dt) -> Tensor:
     """batch + (n, m) result of the tiled kernel (gputwin/tensor/matmul.py); long k with few outputs
     runs in two stages like the other long sums (docs/tensor.md)."""
     n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
-    shape = batch + (n, m)
+    shape = normalize_shape(batch + (n, m))     # the result itself must fit (ShapeError past 2**31 - 1)
     outputs = math.prod(shape)
     if outputs == 0 or k == 0:      # an empty sum is +0.0 (0), as numpy's
         return Tensor._make(a.ctx, shape, dt, Const(dt.type(0).item(), dt))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gputwin.compiler import compile_kernel
-from gputwin.tensor import Tensor, get_context
+from gputwin.tensor import ShapeError, Tensor, get_context
 from gputwin.tensor import matmul as M
 from tests.tensor.bitcheck import assert_bits
 
@@ -111,6 +111,12 @@ def test_empty_operands(tdev):
     assert _run(tdev, np.ones((0, 5), np.float32), np.ones((5, 3), np.float32)).shape == (0, 3)
     got = _run(tdev, np.ones((4, 0), np.float32), np.ones((0, 3), np.float32))
     assert got.shape == (4, 3) and not np.signbit(got).any() and not got.any()   # an empty sum is +0.0
+
+
+def test_a_result_past_2_31_elements_is_refused_before_any_allocation(tdev):
+    a = Tensor(np.zeros((50000, 1), np.float32), device=tdev)
+    with pytest.raises(ShapeError, match="more than 2147483647 elements"):
+        a @ a.T                                                  # 2.5e9 outputs
 
 
 def test_product_space_past_2_31_is_no_longer_a_shape_error():
