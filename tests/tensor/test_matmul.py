@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gputwin.compiler import compile_kernel
-from gputwin.tensor import ShapeError, Tensor, get_context
+from gputwin.tensor import ShapeError, Tensor, full, get_context
 from gputwin.tensor import matmul as M
 from tests.tensor.bitcheck import assert_bits
 
@@ -105,6 +105,14 @@ def _two_stage(a, b):
 def test_long_k_with_few_outputs_runs_in_two_ordered_stages(tdev, rng):
     a, b = rng.standard_normal((3, 1500)).astype(np.float32), rng.standard_normal((1500, 4)).astype(np.float32)
     assert_bits(_run(tdev, a, b), _two_stage(a, b))
+
+
+def test_constant_and_strided_operands_are_read_in_place(tdev, rng):
+    x = rng.standard_normal((9, 30)).astype(np.float32)
+    got = (full((5, 30), 0.5, device=tdev) @ Tensor(x, device=tdev).T).numpy()     # a constant, a transposed view
+    assert_bits(got, seq_matmul(np.full((5, 30), 0.5, np.float32), x.T))
+    y = Tensor(x, device=tdev)[::2, 1::3]                                              # a sliced view: (5, 10)
+    assert_bits((y @ y.T).numpy(), seq_matmul(x[::2, 1::3], x[::2, 1::3].T))
 
 
 def test_empty_operands(tdev):
