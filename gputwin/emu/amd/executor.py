@@ -18,6 +18,7 @@ group starts running and every CHECK_EVERY steps of it, so short and long groups
 from __future__ import annotations
 
 import time
+
 import numpy as np
 
 from gputwin.emu.amd.control import BARRIER, END
