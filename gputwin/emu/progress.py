@@ -4,7 +4,8 @@ A dispatch still running AFTER_S (2 s) after it started shows one line on stderr
 at most every EVERY_S:
     gputwin: gfx1100 dispatch: 0/2048 waves done, 31.2M wave-instructions (11.9M/s), 2.6 s
 and erased when the dispatch ends, so finished output is unchanged. Waves count as done when they
-end; the wave-instruction count moves continuously. Shown only when stderr is a terminal, unless
+end (the AMD emulator counts them inside a batch, the NV one per batch); the instruction count moves
+continuously. Shown only when stderr is a terminal, unless
 GPUTWIN_PROGRESS says otherwise: 0 never, 1 always (then, when stderr is no terminal, plain lines
 instead of a rewritten one, for logs). Reading the clock is the only cost when nothing is shown.
 """
@@ -51,8 +52,9 @@ class Progress:
         self.next = self.start + (AFTER_S if after_s is None else after_s)
         self.shown = False
 
-    def show(self, running: int = 0) -> None:
-        """Write the line if it is due (cheap otherwise: one clock read)."""
+    def show(self, running: int = 0, ended: int = 0) -> None:
+        """Write the line if it is due (cheap otherwise: one clock read). `running`: instructions of the
+        work in flight, `ended`: its waves that have already ended."""
         if self.mode == "off":
             return
         now = time.monotonic()
@@ -61,7 +63,7 @@ class Progress:
         self.next = now + EVERY_S
         elapsed = now - self.start
         insts = self.wave_insts + running
-        text = (f"gputwin: {self.label}: {self.waves_done}/{self.waves_total} {self.unit} done, "
+        text = (f"gputwin: {self.label}: {self.waves_done + ended}/{self.waves_total} {self.unit} done, "
                 f"{_count(insts)} {self.inst_unit} ({_count(insts / max(elapsed, 1e-9))}/s), {elapsed:.1f} s")
         self.stream.write(f"\r\x1b[K{text}" if self.mode == "line" else text + "\n")
         self.stream.flush()

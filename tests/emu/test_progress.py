@@ -20,10 +20,10 @@ def test_a_terminal_gets_one_rewritten_line_then_it_is_erased(monkeypatch):
     out = Tty()
     p = Progress("gfx1100 dispatch", 2048, stream=out, after_s=0)
     p.waves_done, p.wave_insts = 512, 3_000_000
-    p.show(running=1_500_000)
+    p.show(running=1_500_000, ended=64)       # 64 waves of the running batch have ended
     p.show()                                  # within EVERY_S of the first: nothing more
     text = out.getvalue()
-    assert text.startswith("\r\x1b[Kgputwin: gfx1100 dispatch: 512/2048 waves done, 4.5M wave-instructions (")
+    assert text.startswith("\r\x1b[Kgputwin: gfx1100 dispatch: 576/2048 waves done, 4.5M wave-instructions (")
     assert text.count("gputwin:") == 1 and "/s), " in text
     p.close()
     assert out.getvalue().endswith("\r\x1b[K")

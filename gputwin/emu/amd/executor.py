@@ -198,7 +198,7 @@ class Executor:
                         g.pc = pc
                         raise _Stop(wd.time_cause())
                     if show is not None:
-                        show(self.wave_insts + count * g.n)
+                        show(self.wave_insts + count * g.n, int(self.ctx.ended.sum()))
                 if pc >= limit:
                     g.pc = pc
                     return None
