@@ -13,12 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from .fp import F32, Mode, fix_nan
-from .operands import read, write_vdst
+from .operands import read
 from .vopd import half_name
 
 _OPS = {"v_add_f32": np.add, "v_sub_f32": np.subtract, "v_mul_f32": np.multiply}
 _REVERSED = {"v_subrev_f32": np.subtract}
 _ENCODINGS = ("VOP2", "VOP3", "VOPD")
+_MIN = np.minimum.reduce
 
 
 _PLAIN: dict[int, bool] = {}
@@ -46,11 +47,11 @@ def _compute(inst, encoding: str):
     r0, r1 = ("src1", "src0") if swap else ("src0", "src1")
 
     def compute(g):
-        a, b = read(g, inst, r0, "f32"), read(g, inst, r1, "f32")
-        with np.errstate(all="ignore"):
-            res = fn(a.view(np.float32), b.view(np.float32))
+        """The result bits (the caller holds np.errstate(all="ignore"))."""
+        res = fn(read(g, inst, r0, "f32").view(np.float32), read(g, inst, r1, "f32").view(np.float32))
         bits = np.asarray(res).view(np.uint32)
-        if np.isnan(np.min(res)):          # min propagates NaN: one reduction, no bool temporary
+        low = _MIN(res, axis=None)         # min propagates NaN: one reduction, no bool temporary
+        if low != low:
             bits = fix_nan(bits, [np.asarray(read(g, inst, r, "f32")) for r in ("src0", "src1")], F32)
         return bits
     return compute
@@ -68,10 +69,22 @@ def build(inst, fallback):
     if any(p is None for p in parts):
         return None
 
-    def h(g):
+    dsts = [half.operands["vdst"].index for half in halves]
+    if len(parts) == 1:
+        (one,), (dst,) = parts, dsts
+
+        def h(g):
+            if not _plain_mode(g.mode):
+                return fallback(g)
+            with np.errstate(all="ignore"):
+                g.set_vgpr(dst, one(g))
+        return h
+
+    def pair(g):
         if not _plain_mode(g.mode):
             return fallback(g)
-        results = [p(g) for p in parts]            # VOPD: both halves read before either writes
-        for half, bits in zip(halves, results):
-            write_vdst(g, half, "f32", bits, None)
-    return h
+        with np.errstate(all="ignore"):
+            results = [p(g) for p in parts]        # VOPD: both halves read before either writes
+        for dst, bits in zip(dsts, results):
+            g.set_vgpr(dst, bits)
+    return pair
