@@ -2,7 +2,9 @@
 kernel; launch it; synchronize"`, on MOCKAMD and MOCKNV (or the devices in $DEV).
 
 Each figure is the best of REPEATS fresh processes (subprocess), wall time from starting the interpreter
-to the end of the synchronize, next to the bare interpreter's start-up (`python_startup_s`) for scale.
+to the end of the synchronize, next to the bare interpreter's start-up (`python_startup_s`), numpy's
+import (`numpy_import_s`, both included in every launch figure) and what importing ml_dtypes on top
+of numpy would add (`ml_dtypes_import_s`: the launch path no longer pays it) for scale.
 `first_launch_s_*` runs with bytecode caches, as an installed package has them (written to a temporary
 PYTHONPYCACHEPREFIX by one unmeasured run first); `first_launch_nopyc_s_*` without them, as under
 PYTHONDONTWRITEBYTECODE=1 (every module compiled from source in every process).
@@ -48,6 +50,9 @@ def main() -> None:
         cached["PYTHONPYCACHEPREFIX"] = cache
         uncached = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=cache + "/none")
         print(f"python_startup_s {best_of('pass', cached):.3f}", flush=True)
+        numpy_s = best_of("import numpy", cached)
+        print(f"numpy_import_s {numpy_s:.3f}", flush=True)      # what a launch cannot avoid
+        print(f"ml_dtypes_import_s {best_of('import numpy, ml_dtypes', cached) - numpy_s:.3f}", flush=True)  # what it now skips
         for spec in os.environ.get("DEV", "MOCKAMD,MOCKNV").split(","):
             code = LAUNCH.format(spec=spec, ptx=str(fixtures / "nv" / "kernels_{}.ptx"),
                                  hsaco=str(fixtures / "kernels_gfx1100_v5.hsaco"))
