@@ -65,13 +65,19 @@ class Progress:
         insts = self.wave_insts + running
         text = (f"gputwin: {self.label}: {self.waves_done + ended}/{self.waves_total} {self.unit} done, "
                 f"{_count(insts)} {self.inst_unit} ({_count(insts / max(elapsed, 1e-9))}/s), {elapsed:.1f} s")
-        self.stream.write(f"\r\x1b[K{text}" if self.mode == "line" else text + "\n")
-        self.stream.flush()
-        self.shown = True
+        self._write(f"\r\x1b[K{text}" if self.mode == "line" else text + "\n")
+        self.shown = self.mode != "off"
+
+    def _write(self, text: str) -> None:
+        """A stderr that went away (closed, a pipe whose reader quit) ends the reporting, not the dispatch."""
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.mode = "off"
 
     def close(self) -> None:
         """Erase the line (a terminal) once the dispatch is over."""
         if self.shown and self.mode == "line":
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+            self._write("\r\x1b[K")
         self.shown = False

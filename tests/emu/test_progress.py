@@ -53,6 +53,16 @@ def test_environment_turns_it_off_or_forces_plain_lines(monkeypatch):
         Progress("x", 1)
 
 
+def test_a_stderr_that_went_away_stops_the_reporting_not_the_dispatch(monkeypatch):
+    monkeypatch.setenv("GPUTWIN_PROGRESS", "1")
+    gone = io.StringIO()
+    gone.close()                                         # writes raise ValueError, as a broken pipe raises OSError
+    p = Progress("x", 1, stream=gone, after_s=0)
+    p.show()
+    p.close()
+    assert p.mode == "off"
+
+
 @pytest.mark.parametrize("spec", ["MOCKAMD", "MOCKNV"])
 def test_both_emulators_report_a_long_dispatch(spec, monkeypatch, capsys):
     from gputwin.tensor import Tensor
