@@ -25,7 +25,10 @@ def _mode(stream) -> str:
     raw = os.environ.get(ENV, "").strip()
     if raw not in ("", "0", "1"):
         raise ValueError(f"{ENV}={raw!r}: use 1 (always show progress), 0 (never) or leave it unset (on a terminal)")
-    tty = bool(getattr(stream, "isatty", lambda: False)())
+    try:
+        tty = bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):     # None, or a closed stream
+        tty = False
     if raw == "0" or (raw == "" and not tty):
         return "off"
     return "line" if tty else "log"
