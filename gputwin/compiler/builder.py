@@ -109,6 +109,15 @@ class Barrier:
     pass
 
 
+@dataclass
+class UniformRange:
+    """for var in range(count), the same for every work-item, around barrier-separated phases: the
+    kernel's top level may hold these between its phases (k.uniform_range)."""
+    var: Value
+    count: int
+    phases: list[Block]
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -122,7 +131,8 @@ class Kernel:
     name: str
     params: list[Param]
     local_size: tuple[int, int, int]
-    phases: list[Block]              # top-level statement lists separated by barriers
+    phases: list                     # top-level statement lists (Blocks) separated by barriers, and
+                                     # UniformRanges of such lists
     shared: list[Shared]
     images: dict = field(default_factory=dict, repr=False, compare=False)   # target -> image, per object
 
@@ -141,7 +151,8 @@ class KernelBuilder:
         self.params: list[Param] = []
         self._param_values: list = []
         self.phases = [Block(None, "phase")]
-        self.block = self.phases[0]
+        self._phase_list = self.phases     # where barrier() starts the next phase (inside a uniform_range:
+        self.block = self.phases[0]        # the loop's list)
         self.shared_arrays: list[Shared] = []
         self._names: set[str] = set()
         self._built = False
@@ -270,7 +281,10 @@ class KernelBuilder:
         _check_visible(init)
         if init.dtype != dt:
             raise IRError(f"var of {dt} initialised with {init.dtype}")
-        v = Var(self, name, dt, self.block)
+        # declared at the top level of a top-level phase: the work-item's own state for the rest of the
+        # kernel, readable after barriers and inside uniform_range (block None: visible everywhere after)
+        top = self.block.kind == "phase" and self.block.parent is None
+        v = Var(self, name, dt, None if top else self.block)
         self._emit(VarDecl(v, init))
         return v
 
@@ -295,11 +309,32 @@ class KernelBuilder:
     def barrier(self) -> None:
         """Workgroup barrier with shared-memory visibility. Only at the top level of the kernel; values
         (not pure index math) made before it cannot be used after it: pass them through shared memory."""
-        if self.block.parent is not None:
+        if self.block.kind != "phase":
             raise IRError("barrier() must be at the kernel's top level, not inside if_/range")
         self.block.stmts.append(Barrier())
-        self.block = Block(None, "phase")
-        self.phases.append(self.block)
+        self.block = Block(self.block.parent, "phase")
+        self._phase_list.append(self.block)
+
+    @contextlib.contextmanager
+    def uniform_range(self, count: int):
+        """for t in range(count) at the kernel's top level, identical for every work-item, whose body may
+        hold barriers (a tiled loop: fill shared memory, barrier, compute). Entering it, between its
+        iterations and leaving it are barriers. Work-item state that lives through it is kept in k.var
+        variables declared at the top level before it; t is int32 and visible only inside."""
+        if self.block.kind != "phase" or self.block.parent is not None:
+            raise IRError("uniform_range must be at the kernel's top level, outside if_/range/uniform_range")
+        if not isinstance(count, int) or count < 0:
+            raise IRError(f"uniform_range count must be a non-negative Python int, got {count!r}")
+        scope = Block(None, "uniform")
+        loop = UniformRange(Value("uniform", int32, block=scope), count, [Block(scope, "phase")])
+        self._emit(Barrier())
+        self.phases.append(loop)
+        self._phase_list, self.block = loop.phases, loop.phases[0]
+        try:
+            yield loop.var
+        finally:
+            self._phase_list, self.block = self.phases, Block(None, "phase")
+            self.phases.append(self.block)
 
     def reduce(self, op, init, start, stop, body) -> Value:
         """Sequential reduction in index order: acc = op(acc, body(i)) for i in range(start, stop).
@@ -323,7 +358,7 @@ class KernelBuilder:
         if self._built:
             raise IRError("kernel already built")
         if self.block.parent is not None:
-            raise IRError("build() inside an open if_/range block")
+            raise IRError("build() inside an open if_/range/uniform_range block")
         self._built = True
         if self in ir._BUILDERS:
             ir._BUILDERS.remove(self)

@@ -237,7 +237,7 @@ def _current_builder():
 
 # the builder and its statements (re-exported: `ir` is the one module kernel authors import)
 from gputwin.compiler.builder import (Barrier, Buffer, If, Kernel, KernelBuilder, Load, Param,  # noqa: E402,F401
-                                      Range, Shared, Store, Var, VarDecl, VarGet, VarSet)
+                                      Range, Shared, Store, UniformRange, Var, VarDecl, VarGet, VarSet)
 
 # transcendentals are compositions of the primitives above (one implementation for every target)
 from gputwin.compiler.mathlib import cos, exp, log, pow, sin, tanh  # noqa: E402,F401

@@ -58,6 +58,7 @@ class Renderer:
         self.var_slots: dict[int, str] = {}
         self.loop_md: list[str] = []                   # CPU frame loops' metadata node names
         self.shared_ptr: dict[int, str] = {}
+        self.items = kern.local_size[0] * kern.local_size[1] * kern.local_size[2]
         gptr = "ptr addrspace(1)" if tgt.kind != "cpu" else "ptr"
         self.gptr, self.sptr = gptr, ("ptr addrspace(3)" if tgt.kind != "cpu" else "ptr")
         self.aspace = " addrspace(5)" if tgt.kind == "amdgpu" else ""   # private (alloca) pointers
@@ -211,20 +212,52 @@ class Renderer:
         elif isinstance(st, ir.VarDecl):
             slot = f"%v{len(self.var_slots)}"
             self.var_slots[id(st.var)] = slot
-            self.allocas.append(f"  {slot} = alloca {REG[st.var.dtype.name]}, align 8{self.alloca_as}")
-            self.body.append(f"  store {REG[st.var.dtype.name]} {self.lo.emit(st.init)}, "
-                             f"ptr{self.aspace} {slot}")
+            t = REG[st.var.dtype.name]
+            if self.per_item(st.var):
+                self.allocas.append(f"  {slot} = alloca [{self.items} x {t}], align 8")
+            else:
+                self.allocas.append(f"  {slot} = alloca {t}, align 8{self.alloca_as}")
+            self.body.append(f"  store {t} {self.lo.emit(st.init)}, ptr{self.aspace} {self.var_ptr(st.var)}")
         elif isinstance(st, ir.VarGet):
             t = REG[st.var.dtype.name]
-            self.lo.bind(st.out, self.ins(f"load {t}, ptr{self.aspace} {self.var_slots[id(st.var)]}"))
+            self.lo.bind(st.out, self.ins(f"load {t}, ptr{self.aspace} {self.var_ptr(st.var)}"))
         elif isinstance(st, ir.VarSet):
             t = REG[st.var.dtype.name]
-            self.body.append(f"  store {t} {self.lo.emit(st.value)}, ptr{self.aspace} "
-                             f"{self.var_slots[id(st.var)]}")
+            self.body.append(f"  store {t} {self.lo.emit(st.value)}, ptr{self.aspace} {self.var_ptr(st.var)}")
         elif isinstance(st, ir.Barrier):
             self.barrier()
         else:
             raise ir.IRError(f"unknown statement {st!r}")
+
+    def per_item(self, var: ir.Var) -> bool:
+        """CPU: a kernel-scope variable of a kernel with several phases lives through work-item loops,
+        so each work-item of the workgroup has its own slot."""
+        return self.t.kind == "cpu" and var.block is None and len(self.k.phases) > 1
+
+    def var_ptr(self, var: ir.Var) -> str:
+        slot = self.var_slots[id(var)]
+        if not self.per_item(var):
+            return slot
+        lx, ly, _ = self.k.local_size
+        x, y, z = (self.ids[("local_id", a)] for a in range(3))
+        zy = self.ins(f"add i32 {self.ins(f'mul i32 {z}, {ly}')}, {y}")
+        flat = self.ins(f"add i32 {self.ins(f'mul i32 {zy}, {lx}')}, {x}")
+        return self.ins(f"getelementptr {REG[var.dtype.name]}, ptr {slot}, i32 {flat}")
+
+    def phases(self, run_phase) -> None:
+        """The kernel's top level: each phase through run_phase(block); a uniform_range loops over its
+        phases with a barrier after each (run_phase emits the barriers that end the others)."""
+        for item in self.k.phases:
+            if isinstance(item, ir.Block):
+                run_phase(item)
+                continue
+
+            def body(i, item=item):
+                self.lo.bind(item.var, i)
+                for ph in item.phases:
+                    run_phase(ph)
+                self.barrier()
+            self.loop("0", str(item.count), 1, "i32", body, frame=self.t.kind == "cpu")
 
     def barrier(self):
         if self.t.kind == "amdgpu":
@@ -245,10 +278,12 @@ class Renderer:
 
     def gpu_function(self) -> list[str]:
         self.start("entry")
-        for ph in self.k.phases:
+
+        def run_phase(ph):
             self.lo.push()
             self.block(ph)
             self.lo.pop()
+        self.phases(run_phase)
         self.body.append("  ret void")
         cc = "amdgpu_kernel" if self.t.kind == "amdgpu" else "ptx_kernel"
         md = " !reqd_work_group_size !0" if self.t.kind == "amdgpu" else ""
@@ -285,8 +320,8 @@ class Renderer:
                 if axis > 0:
                     self.loop("0", f"%g{AXES[axis - 1]}", 1, "i32", groups(axis - 1), frame=True)
                 else:
-                    for ph in self.k.phases:
-                        self.loop("0", str(self.k.local_size[2]), 1, "i32", items(2, ph), frame=True)
+                    self.phases(lambda ph: self.loop("0", str(self.k.local_size[2]), 1, "i32", items(2, ph),
+                                                     frame=True))
             return run
 
         def items(axis, ph):

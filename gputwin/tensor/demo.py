@@ -64,12 +64,15 @@ def run(device=None, seed: int = 0) -> DemoResult:
 
 def report(device=None, seed: int = 0, out=print) -> int:
     """What `gputwin demo` prints: timings and the per-kernel table; 0 when both outputs match numpy."""
+    out("step 1/3: opening the device")
     ctx = get_context(device)
-    cold = run(ctx, seed)
-    before = {name: (s.launches, s.seconds) for name, s in ctx.stats.kernels.items()}
-    warm = run(ctx, seed)
     out(f"device: {ctx.spec} ({getattr(ctx.dev, 'name', '?')}, arch {getattr(ctx.dev, 'arch', '?')})")
     out(f"mlp {BATCH}x{D_IN} -> {D_HIDDEN} -> {D_OUT}, attention seq {SEQ} x d {D_HEAD}")
+    out("step 2/3: cold run (compiles and loads every kernel)")
+    cold = run(ctx, seed)
+    before = {name: (s.launches, s.seconds) for name, s in ctx.stats.kernels.items()}
+    out("step 3/3: warm run (programs cached), then the check against numpy")
+    warm = run(ctx, seed)
     out(f"cold run (compiles): {cold.seconds:.3f} s; warm run: {warm.seconds:.3f} s")
     out(f"programs built: {ctx.stats.programs_built}, reused: {ctx.stats.program_hits}, "
         f"compile+load time {ctx.stats.compile_seconds:.3f} s, host<->device copies {ctx.stats.copy_seconds:.3f} s")

@@ -25,6 +25,15 @@ def loads(node: Node) -> list[Load]:
     return []
 
 
+def arg_dtypes(nodes: list[Node], count: int) -> tuple:
+    """The dtype each of `count` storages is read as by the Loads of `nodes` (a kernel's buffer types)."""
+    out = [None] * count
+    for node in nodes:
+        for ld in loads(node):
+            out[ld.arg] = ld.dtype
+    return tuple(out)
+
+
 def map_loads(node: Node, fn: Callable[[Load], Node]) -> Node:
     if isinstance(node, Load):
         return fn(node)

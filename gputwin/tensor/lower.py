@@ -17,7 +17,7 @@ from gputwin.tensor.spec import Const, KernelSpec, Load, Node
 LOCAL_SIZE = 64
 
 
-def _index(flat, shape: tuple[int, ...]) -> list:
+def multi_index(flat, shape: tuple[int, ...]) -> list:
     """Row-major multi-index (int32) of a flat id over `shape`; size-1 dims are the constant 0.
     The math is unsigned so that division by a constant extent needs no sign fix-ups."""
     u = flat.cast(ir.uint32)
@@ -32,7 +32,9 @@ def _index(flat, shape: tuple[int, ...]) -> list:
     return list(reversed(idx))
 
 
-class _Emitter:
+class Emitter:
+    """Emits a spec expression's IR at the multi-index `idx` (a list of IR values or Python ints)."""
+
     def __init__(self, k: ir.KernelBuilder, bufs: list, idx: list):
         self.k, self.bufs, self.idx = k, bufs, idx
 
@@ -119,7 +121,7 @@ def _nested(k, rshape, body, idx=()):
         _nested(k, rshape, body, idx + (j,))
 
 
-def _reduce(k, spec: KernelSpec, em: _Emitter, oidx: list):
+def _reduce(k, spec: KernelSpec, em: Emitter, oidx: list):
     acc_dt = ir.dtype(spec.acc_dtype)
     op = spec.reduce
     if op in ("argmax", "argmin"):
@@ -160,8 +162,8 @@ def build(spec: KernelSpec) -> ir.Kernel:
     n = math.prod(spec.shape)
     gid = k.global_id(0)
     with k.if_(gid < n):
-        oidx = _index(gid, spec.shape)
-        em = _Emitter(k, bufs, oidx)
+        oidx = multi_index(gid, spec.shape)
+        em = Emitter(k, bufs, oidx)
         value = em.emit(spec.expr) if spec.reduce is None else _reduce(k, spec, em, oidx)
         ov = spec.out_view
         addr = gid if ov is None else ov.offset + sum((i * st for i, st in zip(oidx, ov.strides)

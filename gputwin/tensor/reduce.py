@@ -4,7 +4,8 @@ Order and precision (docs/tensor.md): every output element is reduced by one wor
 in row-major order of the reduced axes; long reductions with few outputs run in two ordered stages.
 float16/bfloat16 accumulate in float32 and round once at the end; integer and bool sums/products
 accumulate in int64 (numpy's dtype; uint8 gives int64, not uint64).
-matmul is a sum over k of exact float32 products for half inputs, of dtype products otherwise.
+matmul is a sum over k of exact float32 products for half inputs, of dtype products otherwise, run by
+the tiled kernel of matmul.py (same order per output element).
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import math
 import numpy as np
 
 from gputwin.tensor import dtypes as D
-from gputwin.tensor import movement, ops
-from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes
+from gputwin.tensor import lazy, movement, ops
+from gputwin.tensor.matmul import MatmulSpec, block_shape
+from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes, normalize_shape
 from gputwin.tensor.spec import Const, Load
 from gputwin.tensor.tensor import Tensor, make_spec
 
@@ -127,20 +129,42 @@ def matmul(a, b) -> Tensor:
         raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not align: {k} (dim {a.ndim - 1}) != {k2}"
                          f" (dim {max(b.ndim - 2, 0)})")
     batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    # Each operand element is read m (or n) times: compute pending elementwise work once, not per read.
+    # Each operand element is read by many workgroups: compute pending elementwise work once.
     for t in (a2, b2):
         if not t.is_view and not isinstance(t._expr, Const):
             t.realize()
-    prod_dt = _acc(dt)  # half products are exact in float32
-    ae = movement.expand(movement.reshape(ops.cast(a2, prod_dt), a2.shape[:-1] + (1, k)), batch + (n, m, k))
-    bt = movement.permute(ops.cast(b2, prod_dt), tuple(range(b2.ndim - 2)) + (b2.ndim - 1, b2.ndim - 2))
-    be = movement.expand(movement.reshape(bt, bt.shape[:-2] + (1, m, k)), batch + (n, m, k))
-    r = _run("sum", ae * be, (len(batch) + 2,), dt, prod_dt)
+    r = _matmul_kernel(a2, b2, batch, dt)
     if a.ndim == 1:
         r = movement.reshape(r, r.shape[:-2] + r.shape[-1:])
     if b.ndim == 1:
         r = movement.reshape(r, r.shape[:-1])
     return r
+
+
+def _matmul_kernel(a: Tensor, b: Tensor, batch: tuple[int, ...], dt) -> Tensor:
+    """batch + (n, m) result of the tiled kernel (gputwin/tensor/matmul.py); long k with few outputs
+    runs in two stages like the other long sums (docs/tensor.md)."""
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    shape = normalize_shape(batch + (n, m))     # the result itself must fit (ShapeError past 2**31 - 1)
+    outputs = math.prod(shape)
+    if outputs == 0 or k == 0:      # an empty sum is +0.0 (0), as numpy's
+        return Tensor._make(a.ctx, shape, dt, Const(dt.type(0).item(), dt))
+    prod_dt = _acc(dt)  # half products are exact in float32
+    ca, cb = ops.cast(a, prod_dt), ops.cast(b, prod_dt)
+    (ea, eb), bufs = lazy.merge([(ca._expr, ca._bufs), (cb._expr, cb._bufs)])
+    parts, chunk = 1, 0
+    if k >= SPLIT_MIN_LENGTH and outputs <= SPLIT_MAX_OUTPUTS:
+        chunk = math.isqrt(k - 1) + 1
+        parts = -(-k // chunk)
+    out_dt = prod_dt if parts > 1 else dt
+    label = "M_matmul_" + "x".join(map(str, batch + (n, k, m)))
+    spec = MatmulSpec(label, ea, eb, a.shape, b.shape, batch, lazy.arg_dtypes([ea, eb], len(bufs)), prod_dt,
+                      out_dt, parts=parts, chunk=chunk, **block_shape(n, m))
+    out = a.ctx.alloc(outputs * parts * out_dt.itemsize)
+    a.ctx.run(spec, bufs, out)
+    full = shape + ((parts,) if parts > 1 else ())
+    r = Tensor._make(a.ctx, full, out_dt, Load(0, out_dt, View.contiguous(full)), (out,))
+    return _launch("sum", r, shape, (parts,), dt, prod_dt) if parts > 1 else r
 
 
 def _float_input(t: Tensor) -> Tensor:

@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gputwin import device as devmod
-from gputwin.tensor import lower
+from gputwin.tensor import lower, matmul
 from gputwin.tensor.spec import KernelSpec
+
+
+def _lowering(spec):
+    """The module that turns this kind of spec into a kernel and its launch shape."""
+    return matmul if isinstance(spec, matmul.MatmulSpec) else lower
 
 
 @dataclass
@@ -91,7 +96,7 @@ class DeviceContext:
         if prg is None:
             from gputwin.compiler import load_kernel
             t0 = time.perf_counter()
-            prg = self.programs[key] = load_kernel(self.dev, lower.build(spec))
+            prg = self.programs[key] = load_kernel(self.dev, _lowering(spec).build(spec))
             self.stats.compile_seconds += time.perf_counter() - t0
             self.stats.programs_built += 1
         else:
@@ -100,7 +105,7 @@ class DeviceContext:
 
     def run(self, spec: KernelSpec, inputs: tuple[Storage, ...], out: Storage) -> None:
         prg = self.program(spec)
-        grid, block = lower.launch_dims(spec)
+        grid, block = _lowering(spec).launch_dims(spec)
         t0 = time.perf_counter()
         prg(out.buf, *(s.buf for s in inputs), grid=grid, block=block)
         self.dev.synchronize()

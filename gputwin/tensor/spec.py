@@ -62,8 +62,13 @@ class KernelSpec:
 
     @property
     def symbol(self) -> str:
-        """The kernel's symbol: unique per spec and stable across processes (so the disk cache hits)."""
-        return f"{self.name}_{hashlib.sha1(repr(self).encode()).hexdigest()[:10]}"
+        return stable_symbol(self)
+
+
+def stable_symbol(spec) -> str:
+    """A kernel's symbol: unique per spec (`name` + hash of its repr) and stable across processes (so the
+    compiler's disk cache hits)."""
+    return f"{spec.name}_{hashlib.sha1(repr(spec).encode()).hexdigest()[:10]}"
 
 
 def count_ops(node: Node) -> int:

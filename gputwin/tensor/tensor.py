@@ -202,9 +202,6 @@ class Tensor:
 
 def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
     """A KernelSpec for `expr`; its name is readable (for timings) and its IR name is unique."""
-    arg_dtypes = [None] * len(bufs)
-    for ld in lazy.loads(expr):
-        arg_dtypes[ld.arg] = ld.dtype
     ops_used = []
     node = expr
     while isinstance(node, Op) and len(ops_used) < 3:
@@ -212,7 +209,7 @@ def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
         node = node.srcs[0]
     label = "_".join([kind + ("_" + kw["reduce"] if kw.get("reduce") else "")] + ops_used
                      + ["x".join(map(str, shape)) or "scalar"])
-    return KernelSpec(label, tuple(shape), expr, dtype, tuple(arg_dtypes), **kw)
+    return KernelSpec(label, tuple(shape), expr, dtype, lazy.arg_dtypes([expr], len(bufs)), **kw)
 
 
 from gputwin.tensor import movement, ops, reduce  # noqa: E402  (methods above dispatch to these)

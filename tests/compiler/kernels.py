@@ -63,3 +63,20 @@ def fused_chain():
         v = a[g] * s[j] + b[i].cast(ir.float32)
         out[g] = ir.tanh(v).cast(ir.float16)
     return k.build()
+
+
+def tiled_accumulate(rounds: int = 5):
+    """Each workgroup of 64 sums, over `rounds` tiles, tile r reversed and scaled by r + 1: a uniform_range
+    whose body fills shared memory, waits at a barrier and reads it, with the accumulator a top-level
+    variable that lives through every barrier. out[g*64 + t] = sum_r x[(g*rounds + r)*64 + 63 - t] * (r+1)."""
+    k = ir.KernelBuilder("tiled_accumulate", local_size=(64, 1, 1))
+    x, out = k.buffer("x", ir.float32), k.buffer("out", ir.float32)
+    tile = k.shared("tile", ir.float32, 64)
+    t, g = k.local_id(0), k.group_id(0)
+    acc = k.var(ir.float32, -0.0)
+    with k.uniform_range(rounds) as r:
+        tile[t] = x[(g * rounds + r) * 64 + t]
+        k.barrier()
+        acc.set(acc.get() + tile[63 - t] * (r + 1).cast(ir.float32))
+    out[g * 64 + t] = acc.get()
+    return k.build()

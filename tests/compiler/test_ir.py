@@ -69,6 +69,36 @@ def test_barrier_only_at_top_level():
             k.barrier()
 
 
+def test_uniform_range_rules():
+    with ir.KernelBuilder("ur") as k:
+        out = k.buffer("out", ir.int32)
+        total = k.var(ir.int32, 0)                      # top level: visible inside the loop and after it
+        with k.uniform_range(3) as r:
+            with k.if_(r > 0):
+                with pytest.raises(ir.IRError, match="top level"):
+                    k.barrier()
+                with pytest.raises(ir.IRError, match="top level"):
+                    with k.uniform_range(2):
+                        pass
+            inner = k.var(ir.int32, 1)
+            k.barrier()
+            total.set(total.get() + r)
+            with pytest.raises(ir.IRError, match="not visible"):
+                inner.get()                             # declared before the barrier, inside the loop
+        with pytest.raises(ir.IRError, match="does not contain this use"):
+            out[0] = r                                  # the loop variable ends with the loop
+        out[0] = total.get()
+        k.build()
+    with ir.KernelBuilder("ur2") as k:
+        with pytest.raises(ir.IRError, match="non-negative Python int"):
+            with k.uniform_range(k.scalar("n", ir.int32)):
+                pass
+    with ir.KernelBuilder("ur3") as k:
+        with k.uniform_range(2):
+            with pytest.raises(ir.IRError, match="open if_/range/uniform_range"):
+                k.build()
+
+
 def test_bad_local_sizes_and_names_are_rejected():
     with pytest.raises(ir.IRError, match="local_size"):
         ir.KernelBuilder("k", local_size=(2048, 1, 1))

@@ -55,6 +55,15 @@ def test_shared_memory_and_barrier_reverse_each_workgroup():
     assert np.array_equal(out, (x * 3).reshape(4, 64)[:, ::-1].reshape(-1))
 
 
+def test_uniform_range_refills_shared_memory_each_iteration(rng):
+    x = rng.standard_normal(3 * 5 * 64).astype(np.float32)
+    (_, out) = run(kernels.tiled_accumulate(5), [x, np.zeros(3 * 64, np.float32)], grid=(3, 1, 1))
+    want = np.full((3, 64), -0.0, np.float32)
+    for r in range(5):                     # the same order and roundings as the kernel
+        want = want + x.reshape(3, 5, 64)[:, r, ::-1] * np.float32(r + 1)
+    assert np.array_equal(bits(out), bits(want.reshape(-1)))
+
+
 def test_fused_chain_over_broadcast_inputs_rounds_like_numpy(rng):
     a = rng.standard_normal((6, 50)).astype(np.float32)
     s = rng.standard_normal(50).astype(np.float32)

@@ -71,6 +71,11 @@ def test_shared_memory_kernel_runs(mockdev):
     assert np.array_equal(out, (x * 3).reshape(2, 64)[:, ::-1].reshape(-1))
 
 
+def test_uniform_range_with_barriers_matches_cpu_bits(mockdev, rng):
+    x = rng.standard_normal(4 * 3 * 64).astype(np.float32)
+    same_bits(mockdev, kernels.tiled_accumulate(3), [x, np.zeros(4 * 64, np.float32)], grid=(4, 1, 1))
+
+
 def test_float_and_int64_scalar_arguments_reach_the_kernel(mockdev):
     k = ir.KernelBuilder("axpy_scalars", local_size=(32, 1, 1))
     x, y = k.buffer("x", ir.float32), k.buffer("y", ir.float32)

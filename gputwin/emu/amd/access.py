@@ -21,14 +21,28 @@ def _words(buf: np.ndarray, offs: np.ndarray, dtype):
     return np.frombuffer(buf, dtype, count=buf.size // size), offs // size
 
 
+def _rows(buf: np.ndarray, offs: np.ndarray, ndw: int):
+    """buf as (rows, ndw) uint32 and each offset's row, when every offset (and buf) is aligned to a row:
+    a row gather is one contiguous copy per lane, ~15x faster than gathering an (N, ndw) index grid."""
+    size = 4 * ndw
+    if ndw not in (2, 4) or buf.ctypes.data % size or buf.size % size:
+        return None
+    if offs.size and np.bitwise_or.reduce(offs) % size:
+        return None
+    return np.frombuffer(buf, U32).reshape(-1, ndw), offs >> (size.bit_length() - 1)
+
+
 def gather(buf: np.ndarray, offs: np.ndarray, ndw: int) -> np.ndarray:
     """uint32 (N, ndw): ndw consecutive dwords at each byte offset."""
+    rows = _rows(buf, offs, ndw)
+    if rows is not None:
+        return np.take(rows[0], rows[1], axis=0)
     w = _words(buf, offs, U32)
     if w is not None:
         view, idx = w
         if ndw == 1:
             return np.take(view, idx)[:, None]
-        return np.take(view, idx[:, None] + np.arange(ndw))
+        return np.stack([np.take(view, idx + k) for k in range(ndw)], axis=1)
     b = buf[offs[:, None] + np.arange(4 * ndw)]
     return np.ascontiguousarray(b).view("<u4").reshape(-1, ndw)
 
@@ -36,6 +50,10 @@ def gather(buf: np.ndarray, offs: np.ndarray, ndw: int) -> np.ndarray:
 def scatter(buf: np.ndarray, offs: np.ndarray, data: np.ndarray) -> None:
     """Store uint32 data (N, ndw) at each byte offset."""
     ndw = data.shape[1]
+    rows = _rows(buf, offs, ndw)
+    if rows is not None:        # aligned rows never partly overlap: the last lane to a row wins, as below
+        rows[0][rows[1]] = data
+        return
     w = _words(buf, offs, U32)
     if w is not None:
         view, idx = w

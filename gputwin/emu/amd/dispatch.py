@@ -14,11 +14,12 @@ import numpy as np
 
 from gputwin.emu import watchdog
 from gputwin.emu.amd import cdna3, gfx12
-from gputwin.emu.amd.executor import Executor, Progress
+from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
+from gputwin.emu.progress import Progress
 from gputwin.emu.sanitizer.session import Session
 from gputwin.errors import GpuFault, IllegalInstruction, MemoryFault, SanitizerError
 
@@ -176,7 +177,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
     counters = Counters()
-    progress = Progress(waves_total=nwg * wpg)
+    progress = Progress(f"{arch} dispatch", nwg * wpg)
     try:
         for first in range(0, nwg, per_batch):
             if wd.expired():          # a grid of many short batches: each is too quick to check inside
@@ -186,7 +187,9 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
             wgs = np.arange(first, min(nwg, first + per_batch))
             counters += _run_batch(mem, d, prog, base, entry, wgs, wpg, lanes, wd, progress, session)
             progress.waves_done, progress.wave_insts = counters.waves, counters.wave_insts
+            progress.show()
     finally:
+        progress.close()
         prog.snapshot()
     return counters
 

@@ -18,27 +18,19 @@ group starts running and every CHECK_EVERY steps of it, so short and long groups
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from gputwin.emu.amd import sanitize
 from gputwin.emu.amd.control import BARRIER, END
 from gputwin.emu.amd.wave import WaveGroup
+from gputwin.emu.progress import Progress
 from gputwin.emu.watchdog import CHECK_EVERY, Watchdog
 from gputwin.errors import GpuFault, GpuHang
 
 QUANTUM = 1 << 14    # steps the lowest-PC group may run while others wait, before they get a turn
 NO_LIMIT = 1 << 62
 SPENT = "quantum spent"
-
-
-@dataclass
-class Progress:
-    """Dispatch-wide counts for the watchdog's message (run_dispatch adds each finished batch)."""
-    waves_total: int = 0
-    waves_done: int = 0
-    wave_insts: int = 0
 
 
 class _Stop(Exception):
@@ -64,17 +56,17 @@ class Executor:
 
     def _state(self) -> str:
         """What progress was seen and where the waves still running are, for a hang message."""
-        ctx, p = self.ctx, self.progress or Progress()
-        done = p.waves_done + int(ctx.ended.sum())
+        ctx, p = self.ctx, self.progress
+        done = (p.waves_done if p else 0) + int(ctx.ended.sum())
         live = [g for part in self._live for g in part]
-        total = p.waves_total or done + sum(g.n for g in live)
+        total = (p.waves_total if p else 0) or done + sum(g.n for g in live)
         at: dict[int, int] = {}
         for g in live:
             at[g.pc] = at.get(g.pc, 0) + g.n
         where = ", ".join(f"{n} at pc={ctx.code_address + pc:#x} (code offset {pc:#x})"
                           for pc, n in sorted(at.items(), key=lambda kv: -kv[1])[:4])
         more = f" and {len(at) - 4} more PCs" if len(at) > 4 else ""
-        return (f"{done} of {total} waves finished, {p.wave_insts + self.wave_insts} wave-instructions "
+        return (f"{done} of {total} waves finished, {(p.wave_insts if p else 0) + self.wave_insts} wave-instructions "
                 f"executed; waves still running: {where}{more}")
 
     def _run(self, groups: list[WaveGroup]) -> None:
@@ -171,6 +163,7 @@ class Executor:
         wd = self.watchdog
         if time.monotonic() > wd.deadline:
             raise _Stop(wd.time_cause())
+        show = self.progress.show if self.progress is not None else None
         left = wd.wave_insts - int(g.insts.max()) if g.n else NO_LIMIT   # steps until the budget is spent
         stop = min(quantum, left)
         pc = g.pc
@@ -209,6 +202,8 @@ class Executor:
                     if time.monotonic() > wd.deadline:
                         g.pc = pc
                         raise _Stop(wd.time_cause())
+                    if show is not None:
+                        show(self.wave_insts + count * g.n, int(self.ctx.ended.sum()))
                 if pc >= limit:
                     g.pc = pc
                     return None

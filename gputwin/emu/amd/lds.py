@@ -57,21 +57,22 @@ class _Lds:
         a = g.vgpr(reg)
         if mask is not None:
             a = a[mask]
-        a = a.astype(np.int64)
         if offset:    # a 32-bit sum: clang folds offsets into negative bases (LLVM isDSOffsetLegal, CI+)
-            a = (a + offset) & 0xFFFFFFFF
-        self.all = bool(a.size == 0 or (a.min() >= 0 and a.max() + nbytes <= size))
-        self.inside = None if self.all else (a >= 0) & (a + nbytes <= size)   # None: every lane is inside
-        base = g.wg * size
+            a = np.add(a, np.uint32(offset), dtype=np.uint32)
+        # addresses are unsigned 32-bit: one max decides whether every lane is inside
+        self.all = bool(a.size == 0 or int(a.max()) + nbytes <= size)
+        self.inside = None if self.all else a.astype(np.int64) + nbytes <= size   # None: every lane is inside
+        # index = wg * size + address, in uint32 while the whole LDS of the batch fits (one pass)
+        wide = np.int64 if g.ctx.lds.size >= 1 << 31 else np.uint32
+        base = (g.wg * size).astype(wide)
         if mask is None:
-            a += base[:, None]
-            self.index = a.reshape(-1)
+            self.index = np.add(a, base[:, None], dtype=wide).reshape(-1)
         else:
             if not self.all:
-                a = np.where(self.inside, a, 0)
-            self.index = a + np.broadcast_to(base[:, None], mask.shape)[mask]
+                a = np.where(self.inside, a, np.uint32(0))
+            self.index = np.add(a, np.broadcast_to(base[:, None], mask.shape)[mask], dtype=wide)
         if mask is None and not self.all:
-            self.index = np.where(self.inside.reshape(-1), self.index, 0)
+            self.index = np.where(self.inside.reshape(-1), self.index, wide(0))
             self.inside = self.inside.reshape(-1)
 
     def keep(self, data):

@@ -11,7 +11,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from . import arith, cmp, cvt, dpp, fast, fspecial, interp, intops, packed, packed_f32, trans, vopd
+from . import arith, cmp, cvt, dpp, fast, fast_float, fspecial, interp, intops, packed, packed_f32, trans, vopd
 from .fp import FMTS, Mode
 from .lane import SPECIAL
 from .operands import SHORT_ENCODINGS, WIDTH, apply_mods, mask_dst, read, read_mask, write_vdst
@@ -32,7 +32,8 @@ def prepare(inst):
         for h in inst.vopd or ():
             if vopd.half_name(h.op) not in vopd.OPS and vopd.half_name(h.op) not in OPS:
                 raise IllegalInstruction(f"VOPD half {h.op} is not modelled")
-        return lambda group: vopd.execute(group, inst, OPS.get, _fetch, _run_op)
+        table = lambda group: vopd.execute(group, inst, OPS.get, _fetch, _run_op)  # noqa: E731
+        return fast_float.build(inst, table) or table
     if inst.encoding == "VINTERP":
         return interp.build(inst)
     name = inst.op
@@ -50,7 +51,8 @@ def prepare(inst):
     if quick is not None:
         return quick
     specs = _plan(inst, op)
-    return lambda group: _run_op(group, inst, op, *_fetch(group, inst, op, specs))
+    table = lambda group: _run_op(group, inst, op, *_fetch(group, inst, op, specs))  # noqa: E731
+    return fast_float.build(inst, table) or table
 
 
 def execute(group, inst) -> None:

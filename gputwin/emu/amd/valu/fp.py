@@ -12,7 +12,6 @@ read them. The helpers here hold the rules that make results bit-exact:
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from gputwin.emu.exact import round_to_odd, two_sum
@@ -20,10 +19,16 @@ from gputwin.errors import IllegalInstruction
 
 
 class Fmt:
-    """A float format; constants are numpy scalars of the bit dtype (identity-compared, built once)."""
+    """A float format; constants are numpy scalars of the bit dtype (identity-compared, built once).
+    `fdt` is the numpy float type, or a function returning it on first use (bfloat16: importing
+    ml_dtypes takes 0.5 s, which a process that never touches bf16 should not pay at startup)."""
 
     def __init__(self, name: str, bits: int, udt, fdt, ebits: int, mbits: int):
-        self.name, self.bits, self.udt, self.fdt, self.ebits, self.mbits = name, bits, udt, fdt, ebits, mbits
+        self.name, self.bits, self.udt, self.ebits, self.mbits = name, bits, udt, ebits, mbits
+        if isinstance(fdt, type):
+            self.fdt = fdt
+        else:
+            self._load_fdt = fdt
         self.sign = udt(1 << (bits - 1))
         self.exp_mask = udt(((1 << ebits) - 1) << mbits)
         self.man_mask = udt((1 << mbits) - 1)
@@ -32,12 +37,23 @@ class Fmt:
         self.qnan = udt(int(self.exp_mask) | int(self.quiet_bit))
         self.bias = (1 << (ebits - 1)) - 1
 
+    def __getattr__(self, name: str):
+        if name != "fdt" or "_load_fdt" not in self.__dict__:
+            raise AttributeError(name)
+        self.fdt = self._load_fdt()         # once: later reads find the attribute
+        return self.fdt
+
     def __repr__(self) -> str:
         return self.name
 
 
+def _bfloat16():
+    import ml_dtypes
+    return ml_dtypes.bfloat16
+
+
 F16 = Fmt("f16", 16, np.uint16, np.float16, 5, 10)
-BF16 = Fmt("bf16", 16, np.uint16, ml_dtypes.bfloat16, 8, 7)
+BF16 = Fmt("bf16", 16, np.uint16, _bfloat16, 8, 7)
 F32 = Fmt("f32", 32, np.uint32, np.float32, 8, 23)
 F64 = Fmt("f64", 64, np.uint64, np.float64, 11, 52)
 FMTS = {f.name: f for f in (F16, BF16, F32, F64)}
@@ -210,6 +226,10 @@ class Mode:
     @property
     def ieee(self) -> bool:
         return bool(self.raw >> 9 & 1)
+
+    def keeps_denormals(self, f: Fmt) -> bool:
+        """Denormal inputs and outputs of f both kept (no flushing either way)."""
+        return self._denorm[f.name] == 3
 
     def flush_in(self, b, f: Fmt):
         return b if self._denorm[f.name] & 1 else flush(b, f)

@@ -39,6 +39,7 @@ from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.ops.warp import sync_members
 from gputwin.emu.nv.ptx.state import Batch
+from gputwin.emu.progress import Progress
 from gputwin.errors import GpuHang
 
 MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
@@ -93,13 +94,19 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     total = Counters()
     wd = watchdog.current() or watchdog.Watchdog()
     budget, deadline, watchdog_s = wd.wave_insts, wd.deadline, wd.seconds
-    with np.errstate(all="ignore"):
-        for start in range(0, ncta, per):
-            if time.monotonic() > deadline:     # a grid of many short batches: each is too quick to check inside
-                raise GpuHang(f"PTX kernel {name} still running after {watchdog_s:g} s (GPUTWIN_WATCHDOG_S): "
-                              f"{start} of {ncta} CTAs finished, none running")
-            batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
-            total += _run_batch(batch, plan, budget, deadline, watchdog_s)
+    progress = Progress(f"PTX kernel {name}", ncta * (tpc // 32), unit="warps", inst_unit="warp-instructions")
+    try:
+        with np.errstate(all="ignore"):
+            for start in range(0, ncta, per):
+                if time.monotonic() > deadline:     # a grid of many short batches: each is too quick to check inside
+                    raise GpuHang(f"PTX kernel {name} still running after {watchdog_s:g} s (GPUTWIN_WATCHDOG_S): "
+                                  f"{start} of {ncta} CTAs finished, none running")
+                batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
+                total += _run_batch(batch, plan, budget, deadline, watchdog_s, progress)
+                progress.waves_done, progress.wave_insts = total.warps, total.warp_insts
+                progress.show()
+    finally:
+        progress.close()
     return total
 
 
@@ -182,7 +189,7 @@ def _guarded(fn, g):
     return run
 
 
-def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
+def _run_batch(b: Batch, plan, budget, deadline, watchdog_s, progress: Progress) -> Counters:
     code = bind(b, plan)
     T_, W = b.T, b.W
     key = np.where(b.valid, np.int64(MAXD * DEPTH), np.int64(EXIT))
@@ -256,6 +263,7 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s) -> Counters:
                 ins = plan.code[pc]
                 raise GpuHang(f"PTX kernel {plan.kernel} still running after {steps} steps "
                               f"(limits: GPUTWIN_WATCHDOG_INSTS={budget} steps, GPUTWIN_WATCHDOG_S={watchdog_s:g} s); last at PTX line {ins.line} ({ins.text})")
+            progress.show(c.warp_insts)
     return c
 
 
