@@ -1,0 +1,15 @@
+"""The emulated AMD board: the PCIe function with every IP block attached, in the order the blocks depend on
+each other (NBIO's windows first; discovery writes its table into VRAM). Each block module's
+`attach(function)` registers its registers on function.regs and returns the block; the board keeps them by
+name in `function.blocks`."""
+from __future__ import annotations
+
+from gputwin.emu.amd.soc import nbio
+from gputwin.emu.amd.soc.function import AmdGpuFunction
+
+
+def build(arch: str = "gfx1100", *, vram_size: int | None = None, name: str | None = None) -> AmdGpuFunction:
+    function = AmdGpuFunction(arch, vram_size=vram_size, name=name)
+    function.blocks = {}
+    function.blocks["nbio"] = nbio.attach(function)
+    return function
