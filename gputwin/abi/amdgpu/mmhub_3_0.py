@@ -1,5 +1,6 @@
-"""MMHUB 3.0 registers (mmhub_3_0_0_offset.h): the memory hub's VM context 0 and TLB-invalidate engine 17,
-which the interrupt handler's ring writes go through."""
+"""MMHUB 3.0 registers (mmhub_3_0_0_offset.h): the memory hub's VM context 0 and TLB-invalidate engine 17 (amdgpu
+programs them like the GFX hub's), and the frame-buffer location the board's firmware set (in 16 MiB units),
+which places VRAM in the MC address space the interrupt handler writes to."""
 from __future__ import annotations
 
 from gputwin.abi.amdgpu import Reg
@@ -18,3 +19,5 @@ regMMVM_L2_PROTECTION_FAULT_ADDR_LO32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_LO
 regMMVM_L2_PROTECTION_FAULT_ADDR_HI32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_HI32", "MMHUB", 0, 0x070e)
 regMMVM_L2_PROTECTION_FAULT_STATUS = Reg("regMMVM_L2_PROTECTION_FAULT_STATUS", "MMHUB", 0, 0x070c)
 regMMVM_L2_PROTECTION_FAULT_STATUS_LO32 = regMMVM_L2_PROTECTION_FAULT_STATUS   # one name for both archs
+regMMMC_VM_FB_LOCATION_BASE = Reg("regMMMC_VM_FB_LOCATION_BASE", "MMHUB", 0, 0x08ec)
+regMMMC_VM_FB_LOCATION_TOP = Reg("regMMMC_VM_FB_LOCATION_TOP", "MMHUB", 0, 0x08ed)
