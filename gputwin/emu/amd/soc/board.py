@@ -4,7 +4,7 @@ each other (NBIO's windows first; discovery writes its table into VRAM). Each bl
 name in `function.blocks`."""
 from __future__ import annotations
 
-from gputwin.emu.amd.soc import nbio
+from gputwin.emu.amd.soc import gfx, gmc, ih, interrupts, nbio, sdma
 from gputwin.emu.amd.soc.function import AmdGpuFunction
 
 
@@ -12,4 +12,10 @@ def build(arch: str = "gfx1100", *, vram_size: int | None = None, name: str | No
     function = AmdGpuFunction(arch, vram_size=vram_size, name=name)
     function.blocks = {}
     function.blocks["nbio"] = nbio.attach(function)
+    function.firmware = {}   # what the PSP loaded: the GFX and SDMA blocks run nothing without it
+    function.blocks["gmc"] = gmc.attach(function)
+    function.blocks["ih"] = ih.attach(function)
+    function.blocks["gfx"] = gfx.attach(function)
+    function.blocks["sdma"] = sdma.attach(function)
+    function.blocks["interrupts"] = interrupts.attach(function)
     return function
