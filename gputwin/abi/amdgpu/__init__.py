@@ -52,3 +52,12 @@ def ip_bases(arch: str) -> dict[tuple[str, int], tuple[int, ...]]:
     if arch not in ARCHS:
         raise ValueError(f"no AM register layout for {arch} (known: {', '.join(ARCHS)})")
     return dict(_NAVI_BASES)
+
+
+def mmhub_module(version: tuple[int, int, int]):
+    """The MMHUB register module for a discovered MMHUB version."""
+    from gputwin.abi.amdgpu import mmhub_3_0, mmhub_4_1
+    modules = {(3, 0): mmhub_3_0, (4, 1): mmhub_4_1}
+    if version[:2] not in modules:
+        raise ValueError(f"no register definitions for MMHUB {'.'.join(map(str, version))}")
+    return modules[version[:2]]

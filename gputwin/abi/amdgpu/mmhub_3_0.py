@@ -1,9 +1,13 @@
-"""MMHUB 3.0 registers (mmhub_3_0_0_offset.h): the memory hub's VM context 0 and TLB-invalidate engine 17 (amdgpu
-programs them like the GFX hub's), and the frame-buffer location the board's firmware set (in 16 MiB units),
-which places VRAM in the MC address space the interrupt handler writes to."""
+"""MMHUB 3.0 registers (Linux asic_reg/mmhub/mmhub_3_0_0_offset.h): the frame buffer's place in the MC address
+space as the VBIOS programs it (units of 16 MiB); the hub's VM context 0 and TLB-invalidate engine 17 (amdgpu
+programs them like the GFX hub's)."""
 from __future__ import annotations
 
 from gputwin.abi.amdgpu import Reg
+
+# the frame buffer's place in the MC address space, as the VBIOS programs it (units of 16 MiB)
+MMMC_VM_FB_LOCATION_BASE = Reg("MMMC_VM_FB_LOCATION_BASE", "MMHUB", 0, 0x08EC)
+MMMC_VM_FB_LOCATION_TOP = Reg("MMMC_VM_FB_LOCATION_TOP", "MMHUB", 0, 0x08ED)
 
 regMMVM_CONTEXT0_CNTL = Reg("regMMVM_CONTEXT0_CNTL", "MMHUB", 0, 0x0740)
 regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32 = Reg("regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32", "MMHUB", 0, 0x07ab)
@@ -19,5 +23,3 @@ regMMVM_L2_PROTECTION_FAULT_ADDR_LO32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_LO
 regMMVM_L2_PROTECTION_FAULT_ADDR_HI32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_HI32", "MMHUB", 0, 0x070e)
 regMMVM_L2_PROTECTION_FAULT_STATUS = Reg("regMMVM_L2_PROTECTION_FAULT_STATUS", "MMHUB", 0, 0x070c)
 regMMVM_L2_PROTECTION_FAULT_STATUS_LO32 = regMMVM_L2_PROTECTION_FAULT_STATUS   # one name for both archs
-regMMMC_VM_FB_LOCATION_BASE = Reg("regMMMC_VM_FB_LOCATION_BASE", "MMHUB", 0, 0x08ec)
-regMMMC_VM_FB_LOCATION_TOP = Reg("regMMMC_VM_FB_LOCATION_TOP", "MMHUB", 0, 0x08ed)

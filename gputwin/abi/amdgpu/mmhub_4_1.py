@@ -1,9 +1,13 @@
-"""MMHUB 4.1 registers (mmhub_4_1_0_offset.h): the memory hub's VM context 0 and TLB-invalidate engine 17 (amdgpu
-programs them like the GFX hub's), and the frame-buffer location the board's firmware set (in 16 MiB units),
-which places VRAM in the MC address space the interrupt handler writes to."""
+"""MMHUB 4.1 registers (Linux asic_reg/mmhub/mmhub_4_1_0_offset.h): the frame buffer's place in the MC address
+space as the VBIOS programs it (units of 16 MiB); the hub's VM context 0 and TLB-invalidate engine 17 (amdgpu
+programs them like the GFX hub's)."""
 from __future__ import annotations
 
 from gputwin.abi.amdgpu import Reg
+
+# the frame buffer's place in the MC address space, as the VBIOS programs it (units of 16 MiB)
+MMMC_VM_FB_LOCATION_BASE = Reg("MMMC_VM_FB_LOCATION_BASE", "MMHUB", 0, 0x0554)
+MMMC_VM_FB_LOCATION_TOP = Reg("MMMC_VM_FB_LOCATION_TOP", "MMHUB", 0, 0x0555)
 
 regMMVM_CONTEXT0_CNTL = Reg("regMMVM_CONTEXT0_CNTL", "MMHUB", 0, 0x0564)
 regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32 = Reg("regMMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32", "MMHUB", 0, 0x05cf)
@@ -18,5 +22,3 @@ regMMVM_INVALIDATE_ENG17_ACK = Reg("regMMVM_INVALIDATE_ENG17_ACK", "MMHUB", 0, 0
 regMMVM_L2_PROTECTION_FAULT_ADDR_LO32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_LO32", "MMHUB", 0, 0x04f2)
 regMMVM_L2_PROTECTION_FAULT_ADDR_HI32 = Reg("regMMVM_L2_PROTECTION_FAULT_ADDR_HI32", "MMHUB", 0, 0x04f3)
 regMMVM_L2_PROTECTION_FAULT_STATUS_LO32 = Reg("regMMVM_L2_PROTECTION_FAULT_STATUS_LO32", "MMHUB", 0, 0x04f0)
-regMMMC_VM_FB_LOCATION_BASE = Reg("regMMMC_VM_FB_LOCATION_BASE", "MMHUB", 0, 0x0554)
-regMMMC_VM_FB_LOCATION_TOP = Reg("regMMMC_VM_FB_LOCATION_TOP", "MMHUB", 0, 0x0555)

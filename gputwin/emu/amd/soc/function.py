@@ -35,6 +35,7 @@ class Doorbells:
 
     def __init__(self, name: str):
         self.name = name
+        self.enabled = True   # NBIO's RCC_DOORBELL_APER_EN gates decoding where the board models it
         self._handlers: dict[int, callable] = {}
 
     def claim(self, offset: int, handler) -> None:
@@ -44,6 +45,9 @@ class Doorbells:
         self._handlers.pop(offset, None)
 
     def write(self, offset: int, data: bytes) -> None:
+        if not self.enabled:
+            raise RegisterError(f"{self.name}: doorbell write at offset {offset:#x} while the doorbell aperture is "
+                                f"disabled (RCC_DOORBELL_APER_EN)")
         handler = self._handlers.get(offset)
         if handler is None or len(data) not in (4, 8):
             raise RegisterError(f"{self.name}: doorbell write of {len(data)} bytes at offset {offset:#x} "

@@ -10,7 +10,8 @@ without an invalidate keeps the old translation, as a TLB does. An access outsid
 (MemoryFault); the SoC's interrupt routing (ih.py) records it here and posts the fault vector.
 
 The MM hub's context is programmed like the GFX hub's (amdgpu does both); no modelled client translates
-through it (the IH writes at MC addresses), so its invalidate only acknowledges."""
+through it (the IH writes at MC addresses, through the FB aperture of mc.py), so its invalidate only
+acknowledges."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,6 @@ from gputwin.abi.amdgpu import ip_bases, versions, vm
 from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.emu.memory import AddressSpace
 
-FB_BASE = 0x80_0000_0000      # where the board's firmware places VRAM in the MC address space (512 GiB)
 VMID0 = 1 << 0
 PERMISSION_WRITE = 1 << 2   # PERMISSION_FAULTS bits: valid, read, write, execute
 
@@ -142,20 +142,7 @@ class Gmc:
         gpu = function.gpu
         self.gfxhub = VmHub(function, versions.gc(function.arch), "GCVM", self._rebuild)
         self.mmhub = VmHub(function, versions.mmhub(function.arch), "MMVM")
-        mm, bases = versions.mmhub(function.arch), ip_bases(function.arch)
-        top = FB_BASE + function.vram_size - 1
-        for reg, value in ((mm.regMMMC_VM_FB_LOCATION_BASE, FB_BASE), (mm.regMMMC_VM_FB_LOCATION_TOP, top)):
-            function.regs.add(reg.address(bases), reg.name, reset=value >> vm.FB_LOCATION_SHIFT,
-                              write=lambda v: None)   # the board's firmware set it; the driver only reads it
         gpu.mem = AddressSpace(f"{function.name} GPU VM (no page table yet)")
-
-    def mc_view(self, address: int, size: int) -> np.ndarray:
-        """VRAM bytes at an MC address (FB_BASE + physical), as the IH and other physical clients write."""
-        offset = address - FB_BASE
-        if offset < 0 or offset + size > self.function.vram_size:
-            raise RegisterError(f"{self.function.name}: MC address {address:#x} (+{size:#x}) is outside the "
-                                f"frame buffer [{FB_BASE:#x}, +{self.function.vram_size:#x})")
-        return self.function.vram[offset:offset + size]
 
     def _rebuild(self, hub: VmHub) -> None:
         mem = AddressSpace(f"{self.function.name} GPU VM")

@@ -15,8 +15,8 @@ from gputwin.emu.amd.soc.regfile import RegisterError
 
 
 class InterruptHandler:
-    def __init__(self, function, gmc):
-        self.function, self.gmc = function, gmc
+    def __init__(self, function):
+        self.function = function
         self.wptr = 0          # byte offset of the next entry
         self.overflow = False
         self.posted: list[iv.InterruptVector] = []   # every vector written, for tests and stats
@@ -62,14 +62,14 @@ class InterruptHandler:
             self.overflow = True
             return
         base = (self._value("IH_RB_BASE") | self._value("IH_RB_BASE_HI") << 32) << 8
-        ring = self.gmc.mc_view(base, size)
+        ring = self.function.fb.vram_view(base, size, "IH ring")
         ring[self.wptr:self.wptr + iv.IV_BYTES] = np.frombuffer(vector.pack(), np.uint8)
         self.wptr = nxt
         self.posted.append(vector)
         if iv.IH_RB_CNTL__WPTR_WRITEBACK_ENABLE.get(cntl):
             where = self._value("IH_RB_WPTR_ADDR_LO") | self._value("IH_RB_WPTR_ADDR_HI") << 32
-            self.gmc.mc_view(where & ~3, 4)[:] = np.frombuffer(self._wptr_read().to_bytes(4, "little"), np.uint8)
+            self.function.fb.vram_view(where & ~3, 4, "IH write-pointer copy")[:] = np.frombuffer(self._wptr_read().to_bytes(4, "little"), np.uint8)
 
 
 def attach(function) -> InterruptHandler:
-    return InterruptHandler(function, function.blocks["gmc"])
+    return InterruptHandler(function)

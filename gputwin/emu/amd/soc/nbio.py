@@ -6,11 +6,16 @@
   PCIE_INDEX2(_HI) / PCIE_DATA2      the SMN window: byte address INDEX2_HI:INDEX2; the register file is
                                      the SMN space seen from this function (an address the BAR does not
                                      reach is still decoded; one no block models fails closed).
-Other NBIO registers the boot touches (doorbell aperture, HDP flush/remap, memory size) register here too."""
+Also what the boot programs: RCC_DOORBELL_APER_EN (the doorbell BAR decodes only once enabled), the HDP
+flush (GPU_HDP_FLUSH_REQ/DONE, and REMAP_HDP_MEM_FLUSH_CNTL, which places a write-to-flush register at the
+byte offset it holds, as amdgpu's remap page at 0x7F000). The emulated VRAM is coherent with the host, so a
+flush only counts (`hdp_flushes`); the remap is modelled so a flush to a wrong offset fails."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputwin.abi.amdgpu import ip_bases
+from gputwin.abi.amdgpu import nbio as n
 from gputwin.abi.amdgpu.nbio import MM_DATA, MM_INDEX, MM_INDEX_HI, MM_INDEX_VRAM, PCIE_DATA2, PCIE_INDEX2, \
     PCIE_INDEX2_HI
 from gputwin.emu.amd.soc.regfile import RegisterError
@@ -19,6 +24,30 @@ from gputwin.emu.amd.soc.regfile import RegisterError
 @dataclass
 class Nbio:
     function: object   # AmdGpuFunction
+    remap_dword: int = 0             # REMAP_HDP_MEM_FLUSH_CNTL's own address
+    done_dword: int = 0              # GPU_HDP_FLUSH_DONE's
+    hdp_flushes: int = 0
+    flush_dword: int | None = None   # where REMAP_HDP_MEM_FLUSH_CNTL placed the flush register
+
+    def _doorbell_aperture(self, value: int) -> None:
+        self.function.doorbells.enabled = bool(value & 1)
+
+    def _flush(self, _value: int = 0) -> None:
+        self.hdp_flushes += 1
+
+    def _remap_flush(self, value: int) -> None:
+        regs = self.function.regs
+        if value % 4:
+            raise RegisterError(f"{self.function.name}: HDP flush remap offset {value:#x} is not dword-aligned")
+        if self.flush_dword is not None:
+            regs.remove(self.flush_dword)
+        self.flush_dword = value // 4
+        regs.add(self.flush_dword, "HDP_MEM_FLUSH_CNTL (remapped)", write=self._flush)
+        regs.get(self.remap_dword).value = value   # reads back what was written
+
+    def _flush_request(self, value: int) -> None:
+        self._flush()
+        self.function.regs.get(self.done_dword).value = value   # each requested client reports done at once
 
     def _mm_data_read(self) -> int:
         kind, where = self._mm_target()
@@ -61,7 +90,9 @@ class Nbio:
 
 
 def attach(function) -> Nbio:
-    nbio = Nbio(function)
+    bases = ip_bases(function.arch)
+    nbio = Nbio(function, remap_dword=n.REMAP_HDP_MEM_FLUSH_CNTL.address(bases),
+                done_dword=n.GPU_HDP_FLUSH_DONE.address(bases))
     regs = function.regs
     regs.add(MM_INDEX, "MM_INDEX")
     regs.add(MM_INDEX_HI, "MM_INDEX_HI")
@@ -69,4 +100,10 @@ def attach(function) -> Nbio:
     regs.add(PCIE_INDEX2, "BIF_BX0_PCIE_INDEX2")
     regs.add(PCIE_INDEX2_HI, "BIF_BX0_PCIE_INDEX2_HI")
     regs.add(PCIE_DATA2, "BIF_BX0_PCIE_DATA2", read=nbio._smn_read, write=nbio._smn_write)
+    function.doorbells.enabled = False   # until the driver sets RCC_DOORBELL_APER_EN
+    regs.add(n.RCC_DOORBELL_APER_EN.address(bases), n.RCC_DOORBELL_APER_EN.name, write=nbio._doorbell_aperture)
+    regs.add(n.BIF_DOORBELL_INT_CNTL.address(bases), n.BIF_DOORBELL_INT_CNTL.name)
+    regs.add(nbio.remap_dword, n.REMAP_HDP_MEM_FLUSH_CNTL.name, write=nbio._remap_flush)
+    regs.add(n.GPU_HDP_FLUSH_REQ.address(bases), n.GPU_HDP_FLUSH_REQ.name, write=nbio._flush_request)
+    regs.add_read_only(nbio.done_dword, n.GPU_HDP_FLUSH_DONE.name, 0)
     return nbio

@@ -34,6 +34,16 @@ class RegisterFile:
         reg = self._regs[dword] = Register(name, reset & 0xFFFFFFFF, read, write)
         return reg
 
+    def add_read_only(self, dword: int, name: str, value: int) -> Register:
+        """A register the hardware (or the VBIOS, before any driver runs) owns: reads give `value`, a write fails."""
+        def refuse(v: int) -> None:
+            raise RegisterError(f"{self.name}: write of {v:#x} to read-only {name}")
+        return self.add(dword, name, reset=value, write=refuse)
+
+    def remove(self, dword: int) -> None:
+        """Stop decoding a register (one a block moved, e.g. a remapped flush register)."""
+        del self._regs[dword]
+
     def get(self, dword: int) -> Register:
         reg = self._regs.get(dword)
         if reg is None:
