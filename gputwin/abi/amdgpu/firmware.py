@@ -37,3 +37,4 @@ FILES = {
 # real one checks a signature: magic, the fw type it was built for, the payload size and the payload's crc32.
 SYNTHETIC_MAGIC = b"GTFW"
 SYNTHETIC_HEADER = struct.Struct("<4sIII")
+SYNTHETIC_PSP_TAG = 0x1000   # sOS components are built for 0x1000 | psp_fw_type; LOAD_IP_FW pieces for their GFX_FW_TYPE

@@ -69,7 +69,7 @@ GFX_FW_NAME = {v: k for k, v in GFX_FW_TYPE.items()}
 
 # struct psp_gfx_rb_frame (64 bytes): cmd_buf_addr lo/hi, cmd_buf_size, fence_addr lo/hi, fence_value, sid lo/hi,
 # vmid, frame_type, reserved
-RB_FRAME = struct.Struct("<IIIIIIIIBB34x")
+RB_FRAME = struct.Struct("<IIIIIIIIBB30x")
 RB_FRAME_DWORDS = RB_FRAME.size // 4
 # struct psp_gfx_cmd_resp (1024 bytes): buf_size, buf_version, cmd_id, resp_buf_addr lo/hi, resp_offset,
 # resp_buf_size, then the command union at 28 and the response (status, session_id, fw_addr lo/hi, tmr_size) at 864

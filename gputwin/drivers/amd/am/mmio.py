@@ -11,6 +11,8 @@ Those index registers sit at fixed offsets (the NBIO's first segment starts at 0
 discovery table is known; everything else is addressed by `Reg` through the discovered bases."""
 from __future__ import annotations
 
+import time
+
 from gputwin.abi.amdgpu import Reg
 from gputwin.abi.amdgpu.nbio import MM_DATA, MM_INDEX, MM_INDEX_HI, MM_INDEX_VRAM, PCIE_DATA2, PCIE_INDEX2, \
     PCIE_INDEX2_HI
@@ -76,3 +78,20 @@ class Mmio:
     def _mm_select(self, address: int) -> None:
         write32(self.bar, 4 * MM_INDEX_HI, address >> 31)
         write32(self.bar, 4 * MM_INDEX, (address & 0x7FFFFFFF) | MM_INDEX_VRAM)
+
+
+class PollTimeout(TimeoutError):
+    pass
+
+
+def wait_until(read, done, what: str, timeout: float) -> int:
+    """Poll `read()` until `done(value)`; the last value, or PollTimeout naming what never happened. The
+    emulated GPU answers synchronously, so the first read decides there; real hardware takes milliseconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() >= deadline:
+            raise PollTimeout(f"{what} (last value {value:#x}, waited {timeout:g} s)")
+        time.sleep(0.0005)

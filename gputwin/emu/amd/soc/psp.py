@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from gputwin.abi.amdgpu import ip_bases
 from gputwin.abi.amdgpu import psp as p
-from gputwin.abi.amdgpu.firmware import SYNTHETIC_HEADER, SYNTHETIC_MAGIC
+from gputwin.abi.amdgpu.firmware import SYNTHETIC_HEADER, SYNTHETIC_MAGIC, SYNTHETIC_PSP_TAG
 from gputwin.emu.amd.soc.regfile import RegisterError
 
 # Bootloader failure statuses in C2PMSG_35[15:0]. AMD documents none; these are the emulator's (see
@@ -34,7 +34,6 @@ BOOTLOADER_COMPONENTS = {
     p.PSP_BL__LOAD_INTFDRV: p.PSP_FW_TYPE_PSP_INTF_DRV, p.PSP_BL__LOAD_DBGDRV: p.PSP_FW_TYPE_PSP_DBG_DRV,
     p.PSP_BL__LOAD_RASDRV: p.PSP_FW_TYPE_PSP_RAS_DRV, p.PSP_BL__LOAD_SOSDRV: p.PSP_FW_TYPE_PSP_SOS,
 }
-PSP_COMPONENT_TAG = 0x1000     # synthetic headers tag sOS components as 0x1000 | psp_fw_type
 TMR_SIZE = 8 << 20             # what the emulated TOC asks the driver to reserve
 SOS_VERSION_FALLBACK = 0x00300000
 AUTOLOAD_NEEDS = {"gfx1100": ("RLC_G", "IMU_I", "IMU_D", "RS64_MEC"),
@@ -107,7 +106,7 @@ class Psp:
             return BL_STATUS_ORDER
         address = self._value(p.C2PMSG_36) << 20
         try:
-            payload = self._read_signed(address, PSP_COMPONENT_TAG | fw_type, f"PSP component {fw_type}")
+            payload = self._read_signed(address, SYNTHETIC_PSP_TAG | fw_type, f"PSP component {fw_type}")
         except SignatureError:
             return BL_STATUS_SIGNATURE
         self.components.add(fw_type)
@@ -168,7 +167,7 @@ class Psp:
     def _run_command(self, cmd_id: int, cmd: bytes) -> tuple[int, int]:
         if cmd_id == p.GFX_CMD_ID_LOAD_TOC:
             lo, hi, size = p.CMD_LOAD_TOC.unpack_from(cmd)
-            status, _ = self._load_signed(lo | hi << 32, PSP_COMPONENT_TAG | p.PSP_FW_TYPE_PSP_TOC, size, "TOC")
+            status, _ = self._load_signed(lo | hi << 32, SYNTHETIC_PSP_TAG | p.PSP_FW_TYPE_PSP_TOC, size, "TOC")
             self.toc_loaded = status == 0
             return status, TMR_SIZE if status == 0 else 0
         if cmd_id == p.GFX_CMD_ID_SETUP_TMR:
