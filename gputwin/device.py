@@ -178,6 +178,19 @@ def _open_cpu(t: Target):
     return CPUDevice()
 
 
+def _open_mock_usbamd(t: Target):
+    """An emulated board (gputwin.emu.amd.soc) attached in-process, driven by the kernel-less AM driver."""
+    from gputwin.drivers.amd.am.device import AMDevice
+    from gputwin.emu.amd.soc import board
+    from gputwin.mock.pci import DirectPciDevice
+    if t.index is not None:
+        raise TargetNotAvailable(f"{t.spec}: a MOCKUSBAMD is one emulated enclosure; pick its arch, not an index")
+    function = board.build(t.arch or DEFAULT_AMD_ARCH)
+    dev = AMDevice(DirectPciDevice(function), "MOCKUSBAMD")
+    _emulated[dev] = function.gpu
+    return dev
+
+
 def _not_built(t: Target):
     looked = {"USBAMD": "the ASM2464 USB driver (gputwin.drivers.usb)"}
     raise TargetNotAvailable(f"{t.spec}: {looked[t.kind]} is not built yet; no fall-back to another device")
@@ -202,6 +215,8 @@ def open_targets(targets: list[Target]) -> list:
             devices[i] = _open_amd(t)
         elif t.kind == "NV" and not t.mock:
             devices[i] = _open_nv(t)
+        elif t.kind == "USBAMD" and t.mock:
+            devices[i] = _open_mock_usbamd(t)
         else:
             _not_built(t)
     return devices

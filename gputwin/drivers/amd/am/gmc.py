@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gputwin.abi.amdgpu import vm
+from gputwin.abi.amdgpu import versions, vm
 from gputwin.drivers.hcq import round_up
 from gputwin.errors import OutOfMemory
 
@@ -167,14 +167,14 @@ class Hub:
 class Gmc:
     """VRAM, the page tables and both hubs of one GPU."""
 
-    def __init__(self, mmio, vram, arch: str, vram_size: int, visible: int, reserved_top: int, gc, mmhub):
-        from gputwin.abi.amdgpu.versions import family
+    def __init__(self, mmio, vram, arch: str, start: int, visible: int, end: int, gc, mmhub):
+        """VRAM [start, visible) is in BAR0's reach, [visible, end) is not; the rest belongs to the boot."""
         self.vram = vram
-        self.visible = VramAllocator(vm.PAGE, visible, "CPU-visible VRAM")   # page 0 stays unused
-        self.hidden = VramAllocator(visible, vram_size - reserved_top, "VRAM")
+        self.visible = VramAllocator(start, visible, "CPU-visible VRAM")
+        self.hidden = VramAllocator(visible, end, "VRAM")
         self.hidden_start = visible
         self.tables = PageTables(arch, vram.write, lambda: self._alloc_visible(vm.PAGE))
-        self.hubs = [Hub(mmio, gc, "GCVM", family(arch)), Hub(mmio, mmhub, "MMVM", family(arch))]
+        self.hubs = [Hub(mmio, gc, "GCVM", versions.family(arch)), Hub(mmio, mmhub, "MMVM", versions.family(arch))]
         for hub in self.hubs:
             hub.enable(self.tables.root)
         self.flush()
@@ -185,14 +185,21 @@ class Gmc:
             raise OutOfMemory(f"no {size:#x} bytes of CPU-visible VRAM left", size=size, heap="vram (visible)")
         return at
 
-    def alloc(self, size: int, cpu: bool = False) -> int:
-        """VRAM physical address of `size` fresh bytes, mapped at VRAM_VA + address; `cpu`: in BAR0's reach."""
+    def alloc(self, size: int) -> int:
+        """VRAM physical address of `size` fresh bytes, mapped at VRAM_VA + address (BAR0's reach last)."""
         align = 1 << 21 if size >= 1 << 21 else vm.PAGE
-        at = None if cpu else self.hidden.alloc(size, align)
+        at = self.hidden.alloc(size, align)
         if at is None:
             at = self.visible.alloc(size, align)
         if at is None:
             raise OutOfMemory(f"no {size:#x} bytes of VRAM left", size=size, heap="vram")
+        return self._map(at, size)
+
+    def alloc_visible(self, size: int) -> int:
+        """Like alloc, in BAR0's reach: for what the CPU reads and writes."""
+        return self._map(self._alloc_visible(size), size)
+
+    def _map(self, at: int, size: int) -> int:
         self.tables.map(VRAM_VA + at, at, round_up(size, vm.PAGE), system=False)
         self.flush()
         return at

@@ -103,6 +103,10 @@ class HqdBlock:
         if key in self._doorbells:
             self.function.doorbells.release(self._doorbells.pop(key))
 
+    def doorbell_of(self, queue) -> int | None:
+        """The doorbell BAR offset of an active compute queue (None: not this block's, or no doorbell)."""
+        return next((self._doorbells.get(k) for k, q in self.queues.items() if q is queue), None)
+
     def ring_id(self, queue) -> int | None:
         """The IV ring_id of a compute queue (me, pipe, queue); None for a queue this block does not own."""
         for (me, pipe, qid), q in self.queues.items():

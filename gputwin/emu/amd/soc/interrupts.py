@@ -7,6 +7,7 @@ The fault record (gputwin.abi.kfd_fault_record, NOT a register of the real chip)
 print to the kernel log: pc, wave, instruction, packet opcode and ring offset. It reads from a window at the
 top of the MMIO BAR (FAULT_RECORD_OFFSET); the driver clears `valid` by writing its dword. On a real board
 that window holds no record magic, and the driver reports what the interrupt vector and fault registers say.
+The record's queue_id is the failing queue's doorbell offset, the identity the driver gave it.
 A hang has no interrupt on the hardware (the driver's timeout finds it); here it leaves the record only."""
 from __future__ import annotations
 
@@ -55,7 +56,10 @@ class InterruptRouter:
             return
         error = event.error
         if not self.record[:4].any():   # the first fault stays until the driver clears it
-            self.record[:] = np.frombuffer(bytes(record_of(error, self.function.arch)), np.uint8)
+            r = record_of(error, self.function.arch)
+            bell = self.blocks["gfx"].doorbell_of(queue)
+            r.queue_id = bell if bell is not None else self.blocks["sdma"].doorbell_of(queue) or 0
+            self.record[:] = np.frombuffer(bytes(r), np.uint8)
         if isinstance(error, MemoryFault):
             self.blocks["gmc"].record_fault(error.address, bool(error.write))
             ih.post(iv.InterruptVector(iv.SOC21_IH_CLIENTID_GFX, iv.UTCL2_1_0__SRCID__FAULT,

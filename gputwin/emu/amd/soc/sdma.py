@@ -67,6 +67,9 @@ class SdmaBlock:
     def __init__(self, function):
         self.engines = [SdmaEngine(function, i) for i in range(function.profile.num_sdma_engines)]
 
+    def doorbell_of(self, queue) -> int | None:
+        return next((e._doorbell for e in self.engines if e.queue is queue), None)
+
     def ring_id(self, queue) -> int:
         """The IV ring_id of an SDMA queue: its engine's index."""
         return next(i for i, e in enumerate(self.engines) if e.queue is queue)
