@@ -107,7 +107,7 @@ class AMDevice(AMDHCQDevice):
         self.vram.write(mqd_at, bytes(m))
         queues.map_compute_queue(self.mmio, self.gc, m, queues.COMPUTE_DOORBELL)
         self._compute_mapped = True
-        self._queue_names[queues.COMPUTE_DOORBELL // 4] = "compute queue 0"
+        self._queue_names[queues.COMPUTE_DOORBELL] = "compute queue 0"
         return queues.BarRing(f"{self.name} compute queue", self.vram, ring, self.ring_size, ptrs, self.doorbells,
                               queues.COMPUTE_DOORBELL, 4, False, self._sleep, watchdog_s)
 
@@ -116,7 +116,7 @@ class AMDevice(AMDHCQDevice):
         queues.map_sdma_queue(self.mmio, self.gc, VRAM_VA + ring, self.ring_size, VRAM_VA + ptrs,
                               queues.SDMA_DOORBELL)
         self._sdma_mapped = True
-        self._queue_names[queues.SDMA_DOORBELL // 4] = "sdma queue 1"
+        self._queue_names[queues.SDMA_DOORBELL] = "sdma queue 1"
         return queues.BarRing(f"{self.name} sdma queue", self.vram, ring, self.ring_size, ptrs, self.doorbells,
                               queues.SDMA_DOORBELL, 1, True, self._sleep, watchdog_s)
 

@@ -142,22 +142,28 @@ class Gmc:
         gpu = function.gpu
         self.gfxhub = VmHub(function, versions.gc(function.arch), "GCVM", self._rebuild)
         self.mmhub = VmHub(function, versions.mmhub(function.arch), "MMVM")
+        self._backings: dict[tuple, np.ndarray] = {}   # walk run -> the array its region maps
         gpu.mem = AddressSpace(f"{function.name} GPU VM (no page table yet)")
 
     def _rebuild(self, hub: VmHub) -> None:
+        """A fresh address space from the walk. A run that did not change keeps its backing array, so what
+        the engines cached per mapping (decoded programs) stays valid."""
         mem = AddressSpace(f"{self.function.name} GPU VM")
+        kept: dict[tuple, np.ndarray] = {}
         if hub.enabled():
             upstream = self.function.upstream
-            for va, size, system, address, writable in hub.leaves():
-                if system:
-                    if upstream is None:
-                        continue   # nothing is reachable upstream: the access faults
+            for run in hub.leaves():
+                va, size, system, address, writable = run
+                backing = self._backings.get(run)
+                if backing is None and system and upstream is not None:
                     backing = upstream.view(address, size)
-                elif address + size <= self.function.vram_size:
+                elif backing is None and not system and address + size <= self.function.vram_size:
                     backing = self.function.vram[address:address + size]
-                else:
-                    continue
+                if backing is None:
+                    continue   # nothing backs it: an access faults
+                kept[run] = backing
                 mem.map(va, size, backing, writable=writable, name="system" if system else "vram")
+        self._backings = kept
         self.function.gpu.mem = mem
 
     def record_fault(self, address: int, write: bool) -> None:

@@ -7,7 +7,7 @@ The fault record (gputwin.abi.kfd_fault_record, NOT a register of the real chip)
 print to the kernel log: pc, wave, instruction, packet opcode and ring offset. It reads from a window at the
 top of the MMIO BAR (FAULT_RECORD_OFFSET); the driver clears `valid` by writing its dword. On a real board
 that window holds no record magic, and the driver reports what the interrupt vector and fault registers say.
-The record's queue_id is the failing queue's doorbell offset, the identity the driver gave it.
+The record's queue_id is the failing queue's doorbell (byte offset in BAR2), the identity the driver gave it.
 A hang has no interrupt on the hardware (the driver's timeout finds it); here it leaves the record only."""
 from __future__ import annotations
 
