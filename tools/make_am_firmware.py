@@ -80,8 +80,30 @@ def imu(arch: str) -> bytes:
     return container((1, 0), fw.IMU_HEADER_V1_0.pack(len(iram), 0, len(dram), len(iram)), iram + dram)
 
 
-def rlc(arch: str) -> bytes:
-    return container((2, 0), fw.RLC_HEADER_V2_0.pack(*[0] * 18), signed(p.GFX_FW_TYPE["RLC_G"], f"{arch} rlc g"))
+def rlc(arch: str, minor: int = 3) -> bytes:
+    """RLC v2.<minor>: RLC_G in the ucode array; v2.1 save/restore lists, v2.2+ IRAM/DRAM, v2.3 RLC_P/RLC_V
+    after it, located by absolute offsets in the extended header."""
+    g = signed(p.GFX_FW_TYPE["RLC_G"], f"{arch} rlc g")
+    names = {1: ["RLC_RESTORE_LIST_SRM_CNTL", "RLC_RESTORE_LIST_GPM_MEM", "RLC_RESTORE_LIST_SRM_MEM"],
+             2: ["RLC_IRAM", "RLC_DRAM_BOOT"], 3: ["RLC_IRAM", "RLC_DRAM_BOOT", "RLC_P", "RLC_V"]}.get(minor, [])
+    header_end = {0: 104, 1: 156, 2: 172, 3: 204}[minor]
+    pieces = {n: signed(p.GFX_FW_TYPE[n], f"{arch} {n.lower()}") for n in names}
+    where, at = {}, header_end + len(g)
+    for n, piece in pieces.items():
+        where[n] = (len(piece), at)
+        at += len(piece)
+    words = [0] * ((header_end - 32) // 4)
+
+    def put(file_offset: int, *values: int) -> None:
+        words[(file_offset - 32) // 4:(file_offset - 32) // 4 + len(values)] = values
+    for i, n in enumerate(names if minor == 1 else []):
+        put(fw.RLC_V2_1[0] + 4 * (1 + 4 * i) + 8, *where[n])
+    if minor >= 2:
+        put(fw.RLC_V2_2[0], *where["RLC_IRAM"], *where["RLC_DRAM_BOOT"])
+    if minor == 3:
+        put(fw.RLC_V2_3[0] + 8, *where["RLC_P"])
+        put(fw.RLC_V2_3[0] + 24, *where["RLC_V"])
+    return container((2, minor), struct.pack(f"<{len(words)}I", *words), g, b"".join(pieces.values()))
 
 
 def images(arch: str) -> dict[str, bytes]:

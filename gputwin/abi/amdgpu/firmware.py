@@ -22,6 +22,13 @@ GFX_HEADER_V2_0 = struct.Struct("<IIIIIII")              # ucode_feature_version
                                                          # ucode_start_addr lo/hi (RS64 CP: PFP, ME, MEC)
 IMU_HEADER_V1_0 = struct.Struct("<IIII")                 # iram size/offset, dram size/offset
 RLC_HEADER_V2_0 = struct.Struct("<" + "I" * 18)          # ucode_feature_version, jt_offset, jt_size, ...
+# RLC v2.1-2.3 extend v2.0 (each minor adds to the previous), at these file offsets; piece offsets are from the
+# start of the file
+RLC_V2_1 = (104, struct.Struct("<13I"))   # direct reg list length; save/restore list cntl, gpm, srm: each
+                                          # (ucode_ver, feature_ver, size_bytes, offset_bytes)
+RLC_V2_2 = (156, struct.Struct("<4I"))    # rlc_iram size/offset, rlc_dram size/offset
+RLC_V2_3 = (172, struct.Struct("<8I"))    # rlcp (ucode_ver, feature_ver, size, offset), rlcv likewise
+PSP_HEADER_V2_1 = struct.Struct("<II")                   # psp_fw_bin_count, psp_aux_fw_bin_index
 
 # The firmware files the AM boot loads, per chip (names as /lib/firmware/amdgpu has them).
 FILES = {
@@ -37,4 +44,5 @@ FILES = {
 # real one checks a signature: magic, the fw type it was built for, the payload size and the payload's crc32.
 SYNTHETIC_MAGIC = b"GTFW"
 SYNTHETIC_HEADER = struct.Struct("<4sIII")
-SYNTHETIC_PSP_TAG = 0x1000   # sOS components are built for 0x1000 | psp_fw_type; LOAD_IP_FW pieces for their GFX_FW_TYPE
+# sOS components are built for SYNTHETIC_PSP_TAG | psp_fw_type, LOAD_IP_FW pieces for their GFX_FW_TYPE
+SYNTHETIC_PSP_TAG = 0x1000

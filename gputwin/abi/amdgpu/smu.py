@@ -8,6 +8,11 @@ from gputwin.abi.amdgpu import Reg
 C2PMSG_66 = Reg("MP1_SMN_C2PMSG_66", "MP1", 0, 0x282)   # message
 C2PMSG_82 = Reg("MP1_SMN_C2PMSG_82", "MP1", 0, 0x292)   # argument / returned value
 C2PMSG_90 = Reg("MP1_SMN_C2PMSG_90", "MP1", 0, 0x29A)   # response
+# the debug mailbox (smu->debug_{param,msg,resp}_reg of smu_v13_0_0 / smu_v14_0_2), for Mode1Reset
+DEBUG_PARAM = Reg("MP1_SMN_C2PMSG_53", "MP1", 0, 0x275)
+DEBUG_RESP = Reg("MP1_SMN_C2PMSG_54", "MP1", 0, 0x276)
+DEBUG_MSG = Reg("MP1_SMN_C2PMSG_75", "MP1", 0, 0x28B)
+DEBUGSMC_MSG_Mode1Reset = 2
 
 PPSMC_Result_OK = 0x1
 PPSMC_Result_Failed = 0xFF

@@ -1,10 +1,13 @@
 """Booting the GPU with no kernel driver, over its PCI BARs (gputwin/drivers/pci.py PciDevice):
 
   discovery      VRAM size (RCC_CONFIG_MEMSIZE), the IP discovery table at its top -> IP versions and bases
+  mode1 reset    only for a warm chip (sOS alive from an earlier session): SMU debug-mailbox Mode1Reset, then
+                 wait for the sOS to be gone
   nbio           doorbell aperture on, HDP flush remapped into the register hole
   psp bootloader sOS components (KDB, SPL, SYS/SOC/INTF/DBG/RAS drivers, SOS) -> sOS running
   psp ring       the KM ring
-  psp firmware   LOAD_TOC -> TMR size; LOAD_IP_FW SMU; SETUP_TMR; LOAD_IP_FW for SDMA, CP, IMU, RLC
+  psp firmware   LOAD_TOC -> TMR size; LOAD_IP_FW SMU; SETUP_TMR (not on MP0 14.x, whose sOS reserves its TMR
+                 at boot); LOAD_IP_FW for SDMA, CP, IMU, RLC
   rlc autoload   AUTOLOAD_RLC: RLC starts the GFX microcode
   smu            GetSmuVersion, driver table address, EnableAllSmuFeatures
 Each step's failure raises BootError naming the step (and the cause from the block). The boot memory (PSP
@@ -21,7 +24,7 @@ from gputwin.abi.amdgpu.psp import PSP_FW_TYPE_PSP_TOC
 from gputwin.drivers.amd.am import nbio
 from gputwin.drivers.amd.am.discovery import Discovery, read_discovery
 from gputwin.drivers.amd.am.firmware import FIXTURE_DIR, Firmware, load_firmware
-from gputwin.drivers.amd.am.mmio import Mmio
+from gputwin.drivers.amd.am.mmio import Mmio, wait_until
 from gputwin.drivers.amd.am.psp import Psp
 from gputwin.drivers.amd.am.smu import Smu
 from gputwin.drivers.amd.am.vram import Vram
@@ -30,6 +33,7 @@ from gputwin.drivers.pci import PciDevice
 BAR_VRAM, BAR_MMIO = 0, 5
 BOOT_MEMORY = 32 << 20
 SMU_TABLE_SIZE = 0x4000
+BOOT_TIME_TMR = {(14, 0, 2), (14, 0, 3)}   # MP0 versions whose sOS sets up the TMR itself (psp_v14_0)
 ARCH_OF_GC = {(11, 0, 0): "gfx1100", (12, 0, 1): "gfx1201"}
 
 
@@ -82,16 +86,20 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
         mc_base = (mmio.read(mmhub_module(disc.versions["MMHUB"]).MMMC_VM_FB_LOCATION_BASE) & 0xFFFFFF) << 24
         step = "firmware files"
         firmware = load_firmware(arch, firmware_dir)
-        step = "nbio"
-        nbio.init(mmio)
         arena = BootArena(0, BOOT_MEMORY)
         psp, smu = Psp(mmio, vram, mc_base, arena, timeout), Smu(mmio, timeout)
+        if psp.sos_alive():
+            step = "mode1 reset"
+            smu.mode1_reset()
+            wait_until(psp.sos_alive, lambda alive: not alive, "sOS to stop after Mode1Reset", timeout)
+        step = "nbio"
+        nbio.init(mmio)
         step = "psp bootloader"
         sos_version = psp.boot_sos(firmware.sos_components)
         step = "psp ring"
         psp.create_ring()
         step = "psp firmware"
-        _load_ip_firmware(psp, firmware)
+        _load_ip_firmware(psp, firmware, boot_time_tmr=disc.versions["MP0"] in BOOT_TIME_TMR)
         step = "rlc autoload"
         psp.autoload_rlc()
         step = "smu"
@@ -102,12 +110,13 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
                   (arena.start, BOOT_MEMORY))
 
 
-def _load_ip_firmware(psp: Psp, firmware: Firmware) -> None:
+def _load_ip_firmware(psp: Psp, firmware: Firmware, *, boot_time_tmr: bool) -> None:
     tmr_size = psp.load_toc(firmware.sos_components[PSP_FW_TYPE_PSP_TOC])
     pieces = list(firmware.ip_firmware)
     if pieces and pieces[0][0] == "SMU":   # the SMU firmware goes in before the TMR is set up
         psp.load_ip_fw(*pieces.pop(0))
-    psp.setup_tmr(tmr_size)
+    if not boot_time_tmr:
+        psp.setup_tmr(tmr_size)
     for name, data in pieces:
         psp.load_ip_fw(name, data)
 

@@ -74,7 +74,7 @@ def _parse_ips(blob: bytes, offset: int, checksum: int):
         for _ in range(num_ips):
             hw_id, inst, nbases, major, minor, rev, _sub = d.IP_ENTRY.unpack_from(
                 _table(blob, at, d.IP_ENTRY.size, "IP entry"))
-            raw = _table(blob, at + d.IP_ENTRY.size, 4 * nbases, f"bases of IP hw_id {hw_id}")
+            raw = _table(blob, at + d.IP_ENTRY.size, 4 * nbases, f"bases of IP hw_id {hw_id}") if nbases else b""
             at += d.IP_ENTRY.size + 4 * nbases
             name = d.IP_NAMES.get(hw_id)
             if name is None:

@@ -81,10 +81,11 @@ def _need_version(f: _File, *allowed: tuple[int, int]) -> None:
 
 
 def _sos(f: _File, out: Firmware) -> None:
-    _need_version(f, (2, 0))
-    (count,) = f.kind_header(fw.PSP_HEADER_V2_0)
+    _need_version(f, (2, 0), (2, 1))
+    layout = fw.PSP_HEADER_V2_0 if f.version == (2, 0) else fw.PSP_HEADER_V2_1
+    count = f.kind_header(layout)[0]
     for i in range(count):
-        at = fw.COMMON_HEADER.size + fw.PSP_HEADER_V2_0.size + i * fw.PSP_FW_BIN_DESC.size
+        at = fw.COMMON_HEADER.size + layout.size + i * fw.PSP_FW_BIN_DESC.size
         if at + fw.PSP_FW_BIN_DESC.size > f.header_size:
             raise FirmwareError(f"{f.name}: {count} component descriptors overrun the {f.header_size}-byte header")
         fw_type, _version, offset, size = fw.PSP_FW_BIN_DESC.unpack_from(f.data, at)
@@ -124,8 +125,30 @@ def _imu(f: _File, out: Firmware) -> None:
 
 
 def _rlc(f: _File, out: Firmware) -> None:
-    _need_version(f, (2, 0))   # v2.1-2.3 add save/restore lists and RLC IRAM/DRAM/P/V pieces: not read yet
+    """RLC_G from the ucode array; v2.1's save/restore lists, v2.2+'s IRAM/DRAM and v2.3's RLC_P/RLC_V before it
+    (the pieces AM loads per minor version, as proven on hardware)."""
+    _need_version(f, (2, 0), (2, 1), (2, 2), (2, 3))
+    minor = f.version[1]
     f.kind_header(fw.RLC_HEADER_V2_0)
+
+    def extension(at_layout) -> tuple:
+        at, layout = at_layout
+        if f.header_size < at + layout.size:
+            raise FirmwareError(f"{f.name}: header of {f.header_size} bytes is too short for RLC v2.{minor}")
+        return layout.unpack_from(f.data, at)
+    if minor == 1:
+        words = extension(fw.RLC_V2_1)
+        for i, name in enumerate(("RLC_RESTORE_LIST_SRM_CNTL", "RLC_RESTORE_LIST_GPM_MEM", "RLC_RESTORE_LIST_SRM_MEM")):
+            size, offset = words[1 + 4 * i + 2], words[1 + 4 * i + 3]
+            out.ip_firmware.append((name, f.piece(offset, size, name)))
+    if minor >= 2:
+        iram_size, iram_offset, dram_size, dram_offset = extension(fw.RLC_V2_2)
+        out.ip_firmware.append(("RLC_IRAM", f.piece(iram_offset, iram_size, "RLC IRAM")))
+        out.ip_firmware.append(("RLC_DRAM_BOOT", f.piece(dram_offset, dram_size, "RLC DRAM")))
+    if minor == 3:
+        words = extension(fw.RLC_V2_3)
+        out.ip_firmware.append(("RLC_P", f.piece(words[3], words[2], "RLC_P")))
+        out.ip_firmware.append(("RLC_V", f.piece(words[7], words[6], "RLC_V")))
     out.ip_firmware.append(("RLC_G", f.ucode()))
 
 

@@ -13,7 +13,8 @@ from gputwin.drivers.amd.am.mmio import Mmio, PollTimeout, wait_until
 from gputwin.drivers.amd.am.vram import Vram
 
 # the sOS components in the order psp_v13_0/psp_v14_0 hw_start loads them (KDB, SPL, SYS, SOC, INTF, DBG, RAS, SOS)
-BOOT_ORDER = ((p.PSP_FW_TYPE_PSP_KDB, p.PSP_BL__LOAD_KEY_DATABASE), (p.PSP_FW_TYPE_PSP_SPL, p.PSP_BL__LOAD_TOS_SPL_TABLE),
+BOOT_ORDER = ((p.PSP_FW_TYPE_PSP_KDB, p.PSP_BL__LOAD_KEY_DATABASE),
+              (p.PSP_FW_TYPE_PSP_SPL, p.PSP_BL__LOAD_TOS_SPL_TABLE),
               (p.PSP_FW_TYPE_PSP_SYS_DRV, p.PSP_BL__LOAD_SYSDRV), (p.PSP_FW_TYPE_PSP_SOC_DRV, p.PSP_BL__LOAD_SOCDRV),
               (p.PSP_FW_TYPE_PSP_INTF_DRV, p.PSP_BL__LOAD_INTFDRV), (p.PSP_FW_TYPE_PSP_DBG_DRV, p.PSP_BL__LOAD_DBGDRV),
               (p.PSP_FW_TYPE_PSP_RAS_DRV, p.PSP_BL__LOAD_RASDRV), (p.PSP_FW_TYPE_PSP_SOS, p.PSP_BL__LOAD_SOSDRV))
@@ -23,9 +24,9 @@ COMPONENT_NAMES = {p.PSP_FW_TYPE_PSP_KDB: "KDB", p.PSP_FW_TYPE_PSP_SPL: "SPL", p
                    p.PSP_FW_TYPE_PSP_SOS: "SOS"}
 RING_SIZE = 0x10000
 FENCE_SIZE = CMD_SIZE = 0x1000
-PSP_STATUS_NAMES = {p.PSP_ERR_UNKNOWN_COMMAND: "PSP_ERR_UNKNOWN_COMMAND", p.TEE_ERROR_NOT_SUPPORTED: "TEE_ERROR_NOT_SUPPORTED",
-                    p.TEE_ERROR_BAD_PARAMETERS: "TEE_ERROR_BAD_PARAMETERS", p.TEE_ERROR_SECURITY: "TEE_ERROR_SECURITY",
-                    p.TEE_ERROR_BAD_STATE: "TEE_ERROR_BAD_STATE"}
+PSP_STATUS_NAMES = {getattr(p, n): n for n in ("PSP_ERR_UNKNOWN_COMMAND", "TEE_ERROR_NOT_SUPPORTED",
+                                                "TEE_ERROR_BAD_PARAMETERS", "TEE_ERROR_SECURITY",
+                                                "TEE_ERROR_BAD_STATE")}
 
 
 class PspError(RuntimeError):
@@ -48,8 +49,10 @@ class Psp:
         self.alloc = alloc
         self.fence_value = 0
 
-    def mc(self, vram_offset: int) -> int:
-        return self.mc_base + vram_offset
+    def mc(self, vram_offset: int) -> tuple[int, int]:
+        """The MC address of a VRAM offset, as the (lo, hi) dword pair the PSP's registers and commands take."""
+        address = self.mc_base + vram_offset
+        return address & 0xFFFFFFFF, address >> 32
 
     def _stage(self, data: bytes) -> None:
         if len(data) > p.PSP_1_MEG:
@@ -75,7 +78,8 @@ class Psp:
             name = COMPONENT_NAMES[fw_type]
             self._wait(p.C2PMSG_35, p.READY, p.READY, f"bootloader ready before {name}")
             self._stage(components[fw_type])
-            self.mmio.write(p.C2PMSG_36, self.mc(self.msg1) >> 20)
+            lo, hi = self.mc(self.msg1)
+            self.mmio.write(p.C2PMSG_36, (hi << 32 | lo) >> 20)
             self.mmio.write(p.C2PMSG_35, command)
             if command != p.PSP_BL__LOAD_SOSDRV:
                 status = self._wait(p.C2PMSG_35, p.READY, p.READY, f"bootloader to load {name}") & p.STATUS_MASK
@@ -90,9 +94,9 @@ class Psp:
     # --- ring ---------------------------------------------------------------------------------------
     def create_ring(self) -> None:
         self._wait(p.C2PMSG_64, p.READY, p.READY, "sOS ready for the ring")
-        ring_mc = self.mc(self.ring)
-        self.mmio.write(p.C2PMSG_69, ring_mc & 0xFFFFFFFF)
-        self.mmio.write(p.C2PMSG_70, ring_mc >> 32)
+        lo, hi = self.mc(self.ring)
+        self.mmio.write(p.C2PMSG_69, lo)
+        self.mmio.write(p.C2PMSG_70, hi)
         self.mmio.write(p.C2PMSG_71, RING_SIZE)
         self.mmio.write(p.C2PMSG_64, p.PSP_RING_TYPE__KM << 16)
         status = self._wait(p.C2PMSG_64, p.READY, p.READY, "ring creation") & p.STATUS_MASK
@@ -107,8 +111,7 @@ class Psp:
         self.vram.write(self.cmd, bytes(cmd))
         self.fence_value += 1
         wptr = self.mmio.read(p.C2PMSG_67)
-        frame = p.RB_FRAME.pack(self.mc(self.cmd) & 0xFFFFFFFF, self.mc(self.cmd) >> 32, p.CMD_RESP_SIZE,
-                                self.mc(self.fence) & 0xFFFFFFFF, self.mc(self.fence) >> 32, self.fence_value,
+        frame = p.RB_FRAME.pack(*self.mc(self.cmd), p.CMD_RESP_SIZE, *self.mc(self.fence), self.fence_value,
                                 0, 0, 0, 0)
         self.vram.write(self.ring + 4 * (wptr % (RING_SIZE // 4)), frame)
         nbio.flush_hdp(self.mmio)
@@ -126,21 +129,19 @@ class Psp:
     def load_toc(self, toc: bytes) -> int:
         """LOAD_TOC; the TMR size the PSP asks for."""
         self._stage(toc)
-        return self.submit(p.GFX_CMD_ID_LOAD_TOC, p.CMD_LOAD_TOC.pack(self.mc(self.msg1) & 0xFFFFFFFF,
-                                                                      self.mc(self.msg1) >> 32, len(toc)), "LOAD_TOC")[4]
+        return self.submit(p.GFX_CMD_ID_LOAD_TOC, p.CMD_LOAD_TOC.pack(*self.mc(self.msg1), len(toc)), "LOAD_TOC")[4]
 
     def setup_tmr(self, size: int) -> int:
         tmr = self.alloc(size, p.PSP_TMR_ALIGNMENT)
-        mc = self.mc(tmr)
-        self.submit(p.GFX_CMD_ID_SETUP_TMR, p.CMD_SETUP_TMR.pack(mc & 0xFFFFFFFF, mc >> 32, size, 1, tmr & 0xFFFFFFFF,
-                                                                 tmr >> 32), "SETUP_TMR")
+        # virt_phy_addr = 1: the system (physical) address is given too, as the VRAM offset
+        self.submit(p.GFX_CMD_ID_SETUP_TMR, p.CMD_SETUP_TMR.pack(*self.mc(tmr), size, 1, tmr & 0xFFFFFFFF, tmr >> 32),
+                    "SETUP_TMR")
         return tmr
 
     def load_ip_fw(self, name: str, data: bytes) -> None:
         self._stage(data)
-        self.submit(p.GFX_CMD_ID_LOAD_IP_FW, p.CMD_LOAD_IP_FW.pack(self.mc(self.msg1) & 0xFFFFFFFF,
-                                                                   self.mc(self.msg1) >> 32, len(data),
-                                                                   p.GFX_FW_TYPE[name]), f"LOAD_IP_FW {name}")
+        self.submit(p.GFX_CMD_ID_LOAD_IP_FW, p.CMD_LOAD_IP_FW.pack(*self.mc(self.msg1), len(data), p.GFX_FW_TYPE[name]),
+                    f"LOAD_IP_FW {name}")
 
     def autoload_rlc(self) -> None:
         self.submit(p.GFX_CMD_ID_AUTOLOAD_RLC, b"", "AUTOLOAD_RLC")

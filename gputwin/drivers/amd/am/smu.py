@@ -30,3 +30,17 @@ class Smu:
             raise SmuError(f"SMU rejected {name}({arg:#x}): result {result:#x} "
                            f"({s.RESULT_NAMES.get(result, 'unknown result')})", result)
         return self.mmio.read(s.C2PMSG_82)
+
+    def mode1_reset(self) -> None:
+        """Reset the whole chip through the debug mailbox (what AM does to a chip a previous session left
+        running): clear the response, write the parameter and the message, wait for OK."""
+        self.mmio.write(s.DEBUG_RESP, 0)
+        self.mmio.write(s.DEBUG_PARAM, 0)
+        self.mmio.write(s.DEBUG_MSG, s.DEBUGSMC_MSG_Mode1Reset)
+        try:
+            result = wait_until(lambda: self.mmio.read(s.DEBUG_RESP), bool, "SMU response to Mode1Reset",
+                                self.timeout)
+        except PollTimeout as e:
+            raise SmuError(f"SMU did not answer Mode1Reset: {e}", None) from None
+        if result != s.PPSMC_Result_OK:
+            raise SmuError(f"SMU rejected Mode1Reset: result {result:#x}", result)

@@ -2,7 +2,8 @@
 each other (NBIO's windows first; discovery writes its table into VRAM; the GMC before the IH that writes
 through the FB aperture; the interrupt routing last, over the blocks it reports for). Each block module's
 `attach(function)` registers its registers on function.regs and returns the block; the board keeps them by
-name in `function.blocks`."""
+name in `function.blocks`. Also set here: `function.fb` (the frame buffer's MC window, mc.py) and
+`function.firmware` (what the PSP loaded, psp.py). docs/driver-am.md describes the blocks."""
 from __future__ import annotations
 
 from gputwin.emu.amd.soc import discovery, gfx, gmc, ih, interrupts, mc, nbio, psp, sdma, smu

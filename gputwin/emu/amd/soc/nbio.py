@@ -29,6 +29,10 @@ class Nbio:
     hdp_flushes: int = 0
     flush_dword: int | None = None   # where REMAP_HDP_MEM_FLUSH_CNTL placed the flush register
 
+    def reset(self) -> None:
+        """Mode-1 reset: the doorbell aperture is closed again (the BIF keeps its remap and windows)."""
+        self.function.doorbells.enabled = False
+
     def _doorbell_aperture(self, value: int) -> None:
         self.function.doorbells.enabled = bool(value & 1)
 

@@ -9,7 +9,8 @@ State machine:
   ring        C2PMSG_64 = ring type << 16 creates the ring at C2PMSG_69/70 (C2PMSG_71 bytes); the response in
               C2PMSG_64 is READY | 16-bit status. Writes of the write pointer C2PMSG_67 run the frames up to it.
   commands    LOAD_TOC (reports the TMR size), SETUP_TMR (after the TOC), LOAD_IP_FW (SMU may come before the
-              TMR, everything else after it), AUTOLOAD_RLC (needs RLC, IMU and the CP firmware loaded). Each
+              TMR, everything else after it; MP0 14.x sets its TMR up at boot), AUTOLOAD_RLC (needs RLC, IMU
+              and the CP firmware loaded). Each
               command's status goes to the response (offset 864), then the fence value to the fence address.
 Firmware pieces are verified against their signed-image header (the synthetic stand-in, see
 gputwin/abi/amdgpu/firmware.py) and recorded in function.firmware by their GFX_FW_TYPE name."""
@@ -36,6 +37,9 @@ BOOTLOADER_COMPONENTS = {
 }
 TMR_SIZE = 8 << 20             # what the emulated TOC asks the driver to reserve
 SOS_VERSION_FALLBACK = 0x00300000
+# psp_v14_0 parts (MP0 14.0.2/14.0.3) reserve the TMR themselves at boot ("boot-time TMR"): LOAD_TOC still
+# reports its size, and LOAD_IP_FW works without SETUP_TMR
+BOOT_TIME_TMR = {"gfx1100": False, "gfx1201": True}
 AUTOLOAD_NEEDS = {"gfx1100": ("RLC_G", "IMU_I", "IMU_D", "RS64_MEC"),
                   "gfx1201": ("RLC_G", "IMU_I", "IMU_D", "RS64_PFP", "RS64_ME", "RS64_MEC")}
 
@@ -84,6 +88,11 @@ class Psp:
     autoloaded: bool = False
     log: list = field(default_factory=list)   # (command name, status) in order, for tests and debugging
 
+    def reset(self) -> None:
+        """Mode-1 reset: power-on state; the sOS and every loaded firmware are gone (keeps the log)."""
+        self.__dict__.update({k: v for k, v in Psp(self.function).__dict__.items() if k != "log"})
+        self.function.firmware.clear()
+
     def refuse(self, reg, value: int) -> None:
         raise RegisterError(f"{self.function.name}: write of {value:#x} to {reg.name}, which the PSP owns")
 
@@ -113,6 +122,8 @@ class Psp:
         if cmd == p.PSP_BL__LOAD_SOSDRV:
             self.sos_version = int.from_bytes(payload[:4], "little") or SOS_VERSION_FALLBACK
             self.ring_response = p.READY   # the sOS is ready for a ring command
+            if BOOT_TIME_TMR[self.function.arch]:
+                self.tmr = (0, TMR_SIZE)   # inside the sOS's own reservation, not driver memory
         return 0
 
     def _read_signed(self, mc_address: int, tag: int, what: str) -> bytes:
@@ -148,8 +159,11 @@ class Psp:
         if not self.ring_size:
             return   # no ring: the write lands nowhere, no fence ever comes
         ring_dwords = self.ring_size // 4
+        if wptr % p.RB_FRAME_DWORDS or wptr >= ring_dwords:
+            raise RegisterError(f"{self.function.name}: PSP ring write pointer {wptr:#x} is not a frame boundary "
+                                f"inside the {ring_dwords}-dword ring")
         self.ring_wptr = wptr
-        while self.ring_rptr != wptr % ring_dwords:
+        while self.ring_rptr != wptr:
             frame = self.function.fb.vram_view(self.ring_base + 4 * self.ring_rptr, p.RB_FRAME.size, "PSP rb frame")
             self._run_frame(p.RB_FRAME.unpack(frame.tobytes()))
             self.ring_rptr = (self.ring_rptr + p.RB_FRAME_DWORDS) % ring_dwords

@@ -4,7 +4,8 @@ The SMU runs once the PSP has loaded its firmware (LOAD_IP_FW SMU); before that 
 (C2PMSG_90 stays 0, the driver times out), as on hardware. A message is taken when C2PMSG_66 is written: the
 answer (a PPSMC_Result) goes to C2PMSG_90 and a returned value to C2PMSG_82. Unknown ids answer UnknownCmd;
 EnableAllSmuFeatures before the driver table address is set answers CmdRejectedPrereq; a driver-table address
-outside the frame buffer answers Failed."""
+outside the frame buffer answers Failed. The debug mailbox (C2PMSG_75/53/54) takes Mode1Reset: it answers OK,
+then every block of the board with a reset() goes back to its power-on state (the sOS and all firmware gone)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -41,6 +42,23 @@ class Smu:
         if value is not None:
             regs.get(arg_dword).value = value & 0xFFFFFFFF
         regs.get(resp_dword).value = result
+
+    def debug_message(self, msg: int) -> None:
+        if not self.running:
+            return
+        resp = self.function.regs.get(s.DEBUG_RESP.address(ip_bases(self.function.arch)))
+        if msg != s.DEBUGSMC_MSG_Mode1Reset:
+            resp.value = s.PPSMC_Result_UnknownCmd
+            return
+        resp.value = s.PPSMC_Result_OK
+        self.log.append(("Mode1Reset", s.PPSMC_Result_OK))
+        for block in self.function.blocks.values():
+            if hasattr(block, "reset"):
+                block.reset()
+
+    def reset(self) -> None:
+        """Power-on state (keeps the log)."""
+        self.__dict__.update({k: v for k, v in Smu(self.function).__dict__.items() if k != "log"})
 
     def _run(self, msg: int, arg: int) -> tuple[int, int | None]:
         arch = self.function.arch
@@ -89,4 +107,7 @@ def attach(function) -> Smu:
     regs.add(s.C2PMSG_66.address(bases), s.C2PMSG_66.name, write=smu.message)
     regs.add(s.C2PMSG_82.address(bases), s.C2PMSG_82.name)
     regs.add(s.C2PMSG_90.address(bases), s.C2PMSG_90.name)
+    regs.add(s.DEBUG_MSG.address(bases), s.DEBUG_MSG.name, write=smu.debug_message)
+    regs.add(s.DEBUG_PARAM.address(bases), s.DEBUG_PARAM.name)
+    regs.add(s.DEBUG_RESP.address(bases), s.DEBUG_RESP.name)
     return smu

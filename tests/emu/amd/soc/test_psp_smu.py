@@ -9,6 +9,7 @@ from gputwin.abi.amdgpu import ip_bases
 from gputwin.abi.amdgpu import psp as p
 from gputwin.abi.amdgpu import smu as s
 from gputwin.emu.amd.soc.board import build
+from gputwin.emu.amd.soc.regfile import RegisterError
 
 GIB, MIB = 1 << 30, 1 << 20
 MSG1, RING, CMD, FENCE, TMR = 0, 1 * MIB, 2 * MIB, 2 * MIB + 0x1000, 4 * MIB
@@ -26,6 +27,9 @@ class Chip:
 
     def mc(self, offset):
         return self.f.fb.base + offset
+
+    def lohi(self, offset):
+        return self.mc(offset) & 0xFFFFFFFF, self.mc(offset) >> 32
 
     def wr(self, reg, v):
         self.f.regs.write(reg.address(self.bases), v)
@@ -46,8 +50,9 @@ class Chip:
         assert self.bootloader(p.PSP_BL__LOAD_SYSDRV, signed(0x1000 | p.PSP_FW_TYPE_PSP_SYS_DRV)) == p.READY
         assert self.bootloader(p.PSP_BL__LOAD_SOSDRV, signed(0x1000 | p.PSP_FW_TYPE_PSP_SOS,
                                                              (0x123456).to_bytes(4, "little") + b"s" * 28)) == p.READY
-        self.wr(p.C2PMSG_69, self.mc(RING) & 0xFFFFFFFF)
-        self.wr(p.C2PMSG_70, self.mc(RING) >> 32)
+        lo, hi = self.lohi(RING)
+        self.wr(p.C2PMSG_69, lo)
+        self.wr(p.C2PMSG_70, hi)
         self.wr(p.C2PMSG_71, 0x10000)
         self.wr(p.C2PMSG_64, p.PSP_RING_TYPE__KM << 16)
         assert self.rd(p.C2PMSG_64) == p.READY
@@ -59,8 +64,7 @@ class Chip:
         self.put(CMD, bytes(buf))
         self.fence += 1
         wptr = self.rd(p.C2PMSG_67)
-        self.put(RING + 4 * wptr, struct.pack("<IIIIII", self.mc(CMD) & 0xFFFFFFFF, self.mc(CMD) >> 32, 1024,
-                                              self.mc(FENCE) & 0xFFFFFFFF, self.mc(FENCE) >> 32, self.fence)
+        self.put(RING + 4 * wptr, struct.pack("<IIIIII", *self.lohi(CMD), 1024, *self.lohi(FENCE), self.fence)
                  + bytes(40))
         self.wr(p.C2PMSG_67, wptr + 16)
         assert int.from_bytes(self.f.vram[FENCE:FENCE + 4].tobytes(), "little") == self.fence
@@ -68,16 +72,14 @@ class Chip:
 
     def load(self, name, image):
         self.put(MSG1, image)
-        return self.command(p.GFX_CMD_ID_LOAD_IP_FW, struct.pack("<IIII", self.mc(MSG1) & 0xFFFFFFFF,
-                                                                 self.mc(MSG1) >> 32, len(image), p.GFX_FW_TYPE[name]))[0]
+        body = struct.pack("<IIII", *self.lohi(MSG1), len(image), p.GFX_FW_TYPE[name])
+        return self.command(p.GFX_CMD_ID_LOAD_IP_FW, body)[0]
 
     def toc_and_tmr(self):
         self.put(MSG1, toc := signed(0x1000 | p.PSP_FW_TYPE_PSP_TOC))
-        status, *_rest, tmr_size = self.command(p.GFX_CMD_ID_LOAD_TOC, struct.pack("<III", self.mc(MSG1) & 0xFFFFFFFF,
-                                                                                  self.mc(MSG1) >> 32, len(toc)))
+        status, *_rest, tmr_size = self.command(p.GFX_CMD_ID_LOAD_TOC, struct.pack("<III", *self.lohi(MSG1), len(toc)))
         assert status == 0 and tmr_size > 0
-        return self.command(p.GFX_CMD_ID_SETUP_TMR, struct.pack("<IIIIII", self.mc(TMR) & 0xFFFFFFFF,
-                                                                self.mc(TMR) >> 32, tmr_size, 1, TMR, 0))[0]
+        return self.command(p.GFX_CMD_ID_SETUP_TMR, struct.pack("<IIIIII", *self.lohi(TMR), tmr_size, 1, TMR, 0))[0]
 
 
 def test_bootloader_is_ready_then_runs_sos_and_reports_its_version():
@@ -119,7 +121,7 @@ def test_ring_commands_return_their_real_status_codes():
     c = Chip()
     c.boot_sos()
     assert c.command(0x7F)[0] == p.PSP_ERR_UNKNOWN_COMMAND
-    assert c.command(p.GFX_CMD_ID_SETUP_TMR, struct.pack("<IIIIII", c.mc(TMR) & 0xFFFFFFFF, c.mc(TMR) >> 32, 8 * MIB, 1, 0, 0))[0] == \
+    assert c.command(p.GFX_CMD_ID_SETUP_TMR, struct.pack("<IIIIII", *c.lohi(TMR), 8 * MIB, 1, 0, 0))[0] == \
         p.TEE_ERROR_BAD_STATE                                   # before LOAD_TOC
     assert c.load("RLC_G", signed(8)) == p.TEE_ERROR_BAD_STATE   # before SETUP_TMR
     assert c.load("SMU", signed(18)) == 0                       # SMU may precede the TMR
@@ -127,7 +129,7 @@ def test_ring_commands_return_their_real_status_codes():
     assert c.load("RLC_G", signed(9)) == p.TEE_ERROR_SECURITY   # built for SDMA0, loaded as RLC_G
     image = signed(8)
     assert c.load("RLC_G", image[:-1] + bytes([image[-1] ^ 1])) == p.TEE_ERROR_SECURITY
-    assert c.command(p.GFX_CMD_ID_LOAD_IP_FW, struct.pack("<IIII", c.mc(MSG1) & 0xFFFFFFFF, c.mc(MSG1) >> 32, 16, 0x3FF))[0] == \
+    assert c.command(p.GFX_CMD_ID_LOAD_IP_FW, struct.pack("<IIII", *c.lohi(MSG1), 16, 0x3FF))[0] == \
         p.TEE_ERROR_NOT_SUPPORTED                               # no such ucode type
     assert c.command(p.GFX_CMD_ID_AUTOLOAD_RLC)[0] == p.TEE_ERROR_BAD_STATE   # RLC/IMU/MEC missing
     for name in ("RLC_G", "IMU_I", "IMU_D", "RS64_MEC"):
@@ -160,3 +162,19 @@ def test_smu_is_silent_until_its_firmware_is_loaded_then_answers_with_ppsmc_resu
     send(s.PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xF0)
     assert send(s.PPSMC_MSG_EnableAllSmuFeatures)[0] == s.PPSMC_Result_OK
     assert send(s.PPSMC_MSG_GetRunningSmuFeaturesLow) == (s.PPSMC_Result_OK, 0xF0)
+
+
+@pytest.mark.parametrize("wptr", [5, 0x10000 // 4, 0xFFFFFFFF])
+def test_a_write_pointer_off_the_frame_grid_is_refused_not_spun_on(wptr):
+    c = Chip()
+    c.boot_sos()
+    with pytest.raises(RegisterError, match="PSP ring write pointer .* not a frame boundary"):
+        c.wr(p.C2PMSG_67, wptr)
+
+
+def test_a_frame_pointing_outside_the_frame_buffer_is_named():
+    c = Chip()
+    c.boot_sos()
+    c.put(RING, struct.pack("<IIIIII", 0x1000, 0, 1024, *c.lohi(FENCE), 1) + bytes(40))
+    with pytest.raises(RegisterError, match="PSP command buffer at MC address 0x1000"):
+        c.wr(p.C2PMSG_67, 16)
