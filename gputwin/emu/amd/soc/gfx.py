@@ -40,6 +40,12 @@ class HqdBlock:
                      write=special.get(i) or (lambda v, i=i: self._store(i, v)))
         self._rptr = gc.regCP_HQD_PQ_RPTR.address(bases) - self.first
 
+    def reset(self) -> None:
+        for key in list(self.queues):
+            self._unmap(key)
+        self.banks.clear()
+        self.function.regs.get(self._grbm).value = 0
+
     # --- banks ------------------------------------------------------------------------------------
     def selected(self) -> tuple[int, int, int]:
         g = self.function.regs.value(self._grbm)

@@ -46,6 +46,11 @@ class VmHub:
         req = getattr(module, f"reg{prefix}_INVALIDATE_ENG17_REQ")
         regs.add(req.address(bases), req.name, write=self._invalidate)
 
+    def reset(self) -> None:
+        for name in self._addr:
+            self.set(name, 0)
+        self._sem = 0
+
     def value(self, name: str) -> int:
         return self.function.regs.value(self._addr[name])
 
@@ -165,6 +170,13 @@ class Gmc:
                 mem.map(va, size, backing, writable=writable, name="system" if system else "vram")
         self._backings = kept
         self.function.gpu.mem = mem
+
+    def reset(self) -> None:
+        """Power-on (Mode1 reset): contexts off, nothing translates."""
+        self.gfxhub.reset()
+        self.mmhub.reset()
+        self._backings = {}
+        self.function.gpu.mem = AddressSpace(f"{self.function.name} GPU VM (no page table yet)")
 
     def record_fault(self, address: int, write: bool) -> None:
         """What the GFX hub latches for a fault (L2_PROTECTION_FAULT_STATUS / _ADDR), MORE_FAULTS if one is

@@ -30,6 +30,11 @@ class InterruptHandler:
         regs.add(os.regIH_RB_WPTR.address(bases), os.regIH_RB_WPTR.name, read=self._wptr_read,
                  write=self._wptr_write)
 
+    def reset(self) -> None:
+        for addr in self._addr.values():
+            self.function.regs.get(addr).value = 0
+        self.wptr, self.overflow = 0, False
+
     def _value(self, name: str) -> int:
         return self.function.regs.value(self._addr[name])
 

@@ -37,6 +37,9 @@ class InterruptRouter:
                               write=self._clear if i == _VALID_DWORD else self._read_only)
         function.gpu.listener = self
 
+    def reset(self) -> None:
+        self.record[:] = 0
+
     def _clear(self, value: int) -> None:
         self.record[:] = 0
 

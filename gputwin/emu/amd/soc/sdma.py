@@ -67,6 +67,12 @@ class SdmaBlock:
     def __init__(self, function):
         self.engines = [SdmaEngine(function, i) for i in range(function.profile.num_sdma_engines)]
 
+    def reset(self) -> None:
+        for e in self.engines:
+            e._unmap()
+            for addr in e._addr.values():
+                e.function.regs.get(addr).value = 0
+
     def doorbell_of(self, queue) -> int | None:
         return next((e._doorbell for e in self.engines if e.queue is queue), None)
 
