@@ -30,6 +30,7 @@ class InterruptRouter:
         self.function = function
         self.blocks = function.blocks
         self.record = np.zeros(RECORD_BYTES, np.uint8)
+        self.keeps_record = True   # False: a chip without gputwin's record, as real hardware is
         words = self.record.view("<u4")
         first = FAULT_RECORD_OFFSET // 4
         for i in range(RECORD_BYTES // 4):
@@ -58,7 +59,7 @@ class InterruptRouter:
                                            self.blocks["sdma"].ring_id(queue), src_data=(event.ctx_id, 0, 0, 0)))
             return
         error = event.error
-        if not self.record[:4].any():   # the first fault stays until the driver clears it
+        if self.keeps_record and not self.record[:4].any():   # the first fault stays until the driver clears it
             r = record_of(error, self.function.arch)
             bell = self.blocks["gfx"].doorbell_of(queue)
             r.queue_id = bell if bell is not None else self.blocks["sdma"].doorbell_of(queue) or 0
