@@ -9,8 +9,6 @@ import gputwin
 from gputwin import device as devmod
 from gputwin.fuzz import cli as fuzz_cli
 
-ASM2464_USB_IDS = ((0xADD1, 0x0001), (0x174C, 0x2463), (0x174C, 0x2464))  # bridge firmware / stock IDs
-
 
 def _real_amd_gpus() -> list[tuple[str, str]]:
     """(arch, how found) per GPU node in the real KFD topology."""
@@ -29,10 +27,10 @@ def _real_amd_gpus() -> list[tuple[str, str]]:
 
 
 def _real_usb_bridges() -> list[str]:
+    from gputwin.drivers.usb import BridgeNotFound, list_bridges
     try:
-        import usb.core
-        return [f"USB {vid:04x}:{pid:04x}" for vid, pid in ASM2464_USB_IDS if usb.core.find(idVendor=vid, idProduct=pid)]
-    except Exception:  # no libusb backend on this machine: no bridge can be reached either
+        return list_bridges()
+    except BridgeNotFound:  # no libusb backend on this machine: no bridge can be reached either
         return []
 
 
@@ -53,7 +51,7 @@ def cmd_info(args) -> int:
     rows += [(f"AMD:{i}", arch, how) for i, (arch, how) in enumerate(_real_amd_gpus())]
     if os.path.exists("/dev/nvidiactl"):
         rows.append(("NV", "?", "/dev/nvidiactl (RM 580.105.08 driver; PTX compiled to cubins by gputwin[nv])"))
-    rows += [("USBAMD", "?", f"ASM2464 bridge at {where} (driver not built yet)") for where in _real_usb_bridges()]
+    rows += [("USBAMD", "?", where) for where in _real_usb_bridges()]
     width = max(len(r[0]) for r in rows)
     for name, arch, how in rows:
         print(f"  {name:<{width}}  {arch:<8}  {how}")

@@ -7,23 +7,24 @@ type bits; a 64-bit BAR spans two slots; memory decoding only happens with COMMA
 Resizable BAR extended capability (ID 0x15) lists supported sizes as bit (n + 4) = 2**n MiB and selects one
 in its control register's bits 13:8. A request nothing claims completes with Unsupported Request.
 
-Subclasses provide what sits behind each BAR (`bar_read` / `bar_write`); bridges and the topology that
-routes TLPs by bus number and address live with the bridge model (gputwin/emu/usb/)."""
+Subclasses provide what sits behind each BAR (`bar_read` / `bar_write`). PcieBridge is the type-1 header of
+a root or switch port: bus numbers and memory windows (PCI-to-PCI Bridge 1.2); the topology that routes
+TLPs through bridges lives with the bridge model (gputwin/emu/usb/topology.py)."""
 from __future__ import annotations
 
-import enum
 import struct
 from dataclasses import dataclass
 
 import numpy as np
 
+from gputwin.abi.pcie import (BAR0, CAP_PTR, CLASS_CODE, COMMAND, COMMAND_MASTER, COMMAND_MEM,  # noqa: F401
+                              DEVICE_ID, EXT_CAP_REBAR, EXT_CAP_START, HEADER_TYPE, REVISION_ID, STATUS,
+                              SUBSYSTEM_ID, SUBSYSTEM_VENDOR_ID, VENDOR_ID, Completion)
+from gputwin.abi import pcie as regs
 
-class Completion(enum.IntEnum):
-    """TLP completion status (PCIe Base, Completion Status field)."""
-    SC = 0    # successful completion
-    UR = 1    # unsupported request
-    CRS = 2   # configuration request retry status
-    CA = 4    # completer abort
+
+class NotModelled(RuntimeError):
+    """A configuration or request the model does not implement (named), rather than a guess at it."""
 
 
 class PcieError(RuntimeError):
@@ -34,11 +35,6 @@ class PcieError(RuntimeError):
         super().__init__(f"{message}: completion {self.status.name}")
 
 
-# type-0 header offsets
-VENDOR_ID, DEVICE_ID, COMMAND, STATUS, REVISION_ID, CLASS_CODE = 0x00, 0x02, 0x04, 0x06, 0x08, 0x09
-HEADER_TYPE, BAR0, SUBSYSTEM_VENDOR_ID, SUBSYSTEM_ID, CAP_PTR = 0x0E, 0x10, 0x2C, 0x2E, 0x34
-COMMAND_MEM, COMMAND_MASTER = 1 << 1, 1 << 2
-EXT_CAP_START, EXT_CAP_REBAR = 0x100, 0x15
 MIB = 1 << 20
 
 
@@ -205,6 +201,64 @@ class PcieFunction:
 
     def bar_resized(self, bar: BarSpec) -> None:
         """Hook for a function whose BAR window follows its size (e.g. how much VRAM BAR0 shows)."""
+
+
+class PcieBridge(PcieFunction):
+    """A PCI-to-PCI bridge function (type-1 header): a root port or a switch's upstream/downstream port.
+    Software programs its primary/secondary/subordinate bus numbers and its two memory windows; the
+    topology forwards configuration requests by bus number and memory requests that fall in a window
+    (only with COMMAND.MEM set). The prefetchable window is 64-bit (base/limit low nibbles read 1).
+    The I/O window is not implemented (reads zero, as on a bridge without I/O decoding)."""
+
+    def __init__(self, name: str, vendor_id: int, device_id: int, *, revision: int = 0):
+        super().__init__(name, vendor_id, device_id, 0x060400, [], revision=revision, header_type=1)
+        struct.pack_into("<HH", self.config, regs.PREF_MEMORY_BASE, 1, 1)
+        self.downstream: dict[tuple[int, int], PcieFunction] = {}   # (device, function) on the secondary bus
+        self._windows: list[tuple[int, int]] | None = None
+
+    def attach(self, function: PcieFunction, device: int = 0, fn: int = 0) -> PcieFunction:
+        self.downstream[(device, fn)] = function
+        return function
+
+    @property
+    def secondary_bus(self) -> int:
+        return self.config[regs.SECONDARY_BUS]
+
+    @property
+    def subordinate_bus(self) -> int:
+        return self.config[regs.SUBORDINATE_BUS]
+
+    def _config_dword_write(self, dword: int, old: int, new: int) -> None:
+        self._windows = None
+        if dword in (regs.PRIMARY_BUS, regs.PREF_BASE_UPPER32, regs.PREF_LIMIT_UPPER32):
+            struct.pack_into("<I", self.config, dword, new)
+        elif dword == regs.MEMORY_BASE:
+            struct.pack_into("<I", self.config, dword, new & 0xFFF0FFF0)
+        elif dword == regs.PREF_MEMORY_BASE:
+            struct.pack_into("<I", self.config, dword, (new & 0xFFF0FFF0) | 0x00010001)
+        elif dword == regs.BRIDGE_CONTROL & ~3:
+            if (new >> 16) & regs.BRIDGE_CTL_BUS_RESET:
+                raise NotModelled(f"{self.name}: secondary bus reset (bridge control bit 6) is not modelled")
+            struct.pack_into("<I", self.config, dword, new)
+        else:
+            super()._config_dword_write(dword, old, new)
+
+    def windows(self) -> list[tuple[int, int]]:
+        """The [start, end) memory ranges this bridge forwards downstream (empty while COMMAND.MEM is off)."""
+        if self._windows is None:
+            spans = [(self._window_bits(regs.MEMORY_BASE), self._window_bits(regs.MEMORY_LIMIT) | 0xFFFFF),
+                     (self._window_bits(regs.PREF_MEMORY_BASE) | self.config_read(regs.PREF_BASE_UPPER32) << 32,
+                      self._window_bits(regs.PREF_MEMORY_LIMIT) | 0xFFFFF
+                      | self.config_read(regs.PREF_LIMIT_UPPER32) << 32)]
+            self._windows = [(lo, hi + 1) for lo, hi in spans if lo <= hi] if self.memory_enabled() else []
+        return self._windows
+
+    def _window_bits(self, offset: int) -> int:
+        """Address bits 31:20 of a base or limit register (its bits 15:4)."""
+        return (self.config_read(offset, 2) & 0xFFF0) << 16
+
+    def forwards(self, address: int, size: int) -> bool:
+        return any(lo <= address and address + size <= hi for lo, hi in self.windows())
 
 
 class HostMemory:
