@@ -217,6 +217,9 @@ class AMDevice(AMDHCQDevice):
         if getattr(self, "_sdma_mapped", False):
             queues.unmap_sdma_queue(self.mmio, self.gc)
             self._sdma_mapped = False
+        close = getattr(self.pci, "close", None)   # the USB transport lets the interface go
+        if close is not None:
+            close()
 
     def __repr__(self) -> str:
         return f"AMDevice({self.name})"
