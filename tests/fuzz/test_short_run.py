@@ -11,7 +11,7 @@ from gputwin.fuzz.runner import run_campaign
 
 # surface -> cases: about 3-5 s each on one core
 SHORT_RUN = {"isa": 250, "kfd": 120, "pm4": 80, "sdma": 80, "codeobj": 50, "api": 30,
-             "rm": 100, "gpfifo": 300, "ptx": 120}
+             "rm": 100, "gpfifo": 300, "ptx": 120, "am": 60}
 
 KNOWN_OPEN: dict[tuple[str, str, str], str] = {}   # (surface, leak label, innermost gputwin file) -> open defect
 

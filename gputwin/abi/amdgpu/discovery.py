@@ -22,13 +22,19 @@ RCC_CONFIG_MEMSIZE = 0xDE3        # NBIO dword (segment 2 + 0xC3) with VRAM size
 
 BINARY_HEADER = struct.Struct("<IHHHH")            # signature, version major/minor, checksum, binary size
 TABLE_INFO = struct.Struct("<HHHH")                # offset, checksum, size, padding
-BINARY_HEADER_SIZE = BINARY_HEADER.size + TOTAL_TABLES * TABLE_INFO.size
+BINARY_HEADER_SIZE = BINARY_HEADER.size + TOTAL_TABLES * TABLE_INFO.size   # v1: table_list[6] follows
+BINARY_HEADER_V2 = struct.Struct("<HH")            # v2: num_tables, padding; then table_list[num_tables]
 CHECKSUM_START = 10                                # the binary checksum covers bytes from after its own field
 IP_DISCOVERY_HEADER = struct.Struct("<IHHIH" + "HH" * 16 + "H")   # signature, version, size, id, num_dies,
                                                                   # die_info[16] (id, offset), padding
 DIE_HEADER = struct.Struct("<HH")                  # die_id, num_ips
 IP_ENTRY = struct.Struct("<HBBBBBB")               # hw_id, instance, num_base_address, major, minor, revision,
-                                                   # sub_revision:4 | variant:4; then num_base_address u32s
+                                                   # sub_revision:4 | variant:4; then num_base_address bases:
+                                                   # u32, or u64 in a v4 table whose header flag says so
+BASE_ADDR_64_BIT = 1                               # ip_discovery_header v4: low bit of the trailing field
+HARVEST_INFO_HEADER = struct.Struct("<II")         # signature, version
+HARVEST_ENTRY = struct.Struct("<HBB")              # hw_id, number_instance, reserved (32 entries; hw_id 0 = none)
+HARVEST_TABLE_SIZE = HARVEST_INFO_HEADER.size + 32 * HARVEST_ENTRY.size
 GPU_INFO_HEADER = struct.Struct("<IHHI")           # table_id, version major/minor, size
 GC_INFO_V1_0_FIELDS = (
     "gc_num_se", "gc_num_wgp0_per_sa", "gc_num_wgp1_per_sa", "gc_num_rb_per_se", "gc_num_gl2c", "gc_num_gprs",

@@ -25,7 +25,7 @@ from gputwin.drivers.amd.am import nbio
 from gputwin.drivers.amd.am.discovery import Discovery, read_discovery
 from gputwin.drivers.amd.am.firmware import FIXTURE_DIR, Firmware, load_firmware
 from gputwin.drivers.amd.am.mmio import Mmio, wait_until
-from gputwin.drivers.amd.am.psp import Psp
+from gputwin.drivers.amd.am.psp import Psp, PspError
 from gputwin.drivers.amd.am.smu import Smu
 from gputwin.drivers.amd.am.vram import Vram
 from gputwin.drivers.pci import PciDevice
@@ -111,7 +111,10 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
 
 
 def _load_ip_firmware(psp: Psp, firmware: Firmware, *, boot_time_tmr: bool) -> None:
-    tmr_size = psp.load_toc(firmware.sos_components[PSP_FW_TYPE_PSP_TOC])
+    toc = firmware.sos_components.get(PSP_FW_TYPE_PSP_TOC)
+    if toc is None:
+        raise PspError("the sOS firmware has no TOC component: the TMR size cannot be known")
+    tmr_size = psp.load_toc(toc)
     pieces = list(firmware.ip_firmware)
     if pieces and pieces[0][0] == "SMU":   # the SMU firmware goes in before the TMR is set up
         psp.load_ip_fw(*pieces.pop(0))

@@ -20,6 +20,7 @@ class Discovery:
     versions: dict[str, tuple[int, int, int]]           # IP name -> (major, minor, revision)
     bases: dict[tuple[str, int], tuple[int, ...]]       # (IP name, instance) -> segment bases (dwords)
     gc_info: dict[str, int]
+    harvested: set[tuple[str, int]]                     # instances the harvest table disables (not in bases)
 
 
 def read_discovery(mmio: Mmio, vram: Vram) -> Discovery:
@@ -28,7 +29,7 @@ def read_discovery(mmio: Mmio, vram: Vram) -> Discovery:
         raise DiscoveryError(f"RCC_CONFIG_MEMSIZE reports {vram_size >> 20} MiB of VRAM: no room for a discovery table")
     at = vram_size - d.DISCOVERY_TMR_OFFSET
     header = vram.read(at, d.BINARY_HEADER_SIZE)   # read the header first: the binary is far smaller than 10 KiB
-    signature, _major, _minor, bin_checksum, bin_size = d.BINARY_HEADER.unpack_from(header)
+    signature, major, _minor, bin_checksum, bin_size = d.BINARY_HEADER.unpack_from(header)
     if signature != d.BINARY_SIGNATURE:
         raise DiscoveryError(f"no IP discovery binary at VRAM {at:#x}: signature {signature:#x}, "
                              f"expected {d.BINARY_SIGNATURE:#x}")
@@ -37,11 +38,26 @@ def read_discovery(mmio: Mmio, vram: Vram) -> Discovery:
                              f"{d.DISCOVERY_TMR_SIZE}]")
     blob = vram.read(at, -(-bin_size // 4) * 4)[:bin_size]
     _check("IP discovery binary", blob[d.CHECKSUM_START:], bin_checksum)
-    tables = [d.TABLE_INFO.unpack_from(blob, d.BINARY_HEADER.size + i * d.TABLE_INFO.size)
-              for i in range(d.TOTAL_TABLES)]
+    tables = _table_list(blob, major)
     versions, bases = _parse_ips(blob, *tables[d.IP_DISCOVERY][:2])
     gc_info = _parse_gc_info(blob, *tables[d.GC][:2]) if tables[d.GC][0] else {}
-    return Discovery(vram_size, versions, bases, gc_info)
+    harvested = _parse_harvest(blob, *tables[d.HARVEST_INFO][:2]) if tables[d.HARVEST_INFO][0] else set()
+    bases = {key: segs for key, segs in bases.items() if key not in harvested}
+    return Discovery(vram_size, versions, bases, gc_info, harvested)
+
+
+def _table_list(blob: bytes, major: int) -> list[tuple[int, int, int, int]]:
+    """table_list as (offset, checksum, size, padding) per table id; absent tables read as offset 0."""
+    if major == 1:
+        at, count = d.BINARY_HEADER.size, d.TOTAL_TABLES
+    elif major == 2:
+        count = d.BINARY_HEADER_V2.unpack_from(blob, d.BINARY_HEADER.size)[0]
+        at = d.BINARY_HEADER.size + d.BINARY_HEADER_V2.size
+    else:
+        raise DiscoveryError(f"IP discovery binary header v{major} is not one the AM driver reads (v1, v2)")
+    _table(blob, at, count * d.TABLE_INFO.size or 1, "table list")
+    tables = [d.TABLE_INFO.unpack_from(blob, at + i * d.TABLE_INFO.size) for i in range(count)]
+    return (tables + [(0, 0, 0, 0)] * d.TOTAL_TABLES)[:max(count, d.TOTAL_TABLES)]
 
 
 def _check(what: str, data: bytes, expected: int) -> None:
@@ -60,7 +76,8 @@ def _parse_ips(blob: bytes, offset: int, checksum: int):
     if offset + d.IP_DISCOVERY_HEADER.size > len(blob):
         raise DiscoveryError(f"IP discovery table at {offset:#x} lies outside the {len(blob)}-byte binary")
     fields = d.IP_DISCOVERY_HEADER.unpack_from(blob, offset)
-    signature, _version, size, _id, num_dies = fields[:5]
+    signature, version, size, _id, num_dies = fields[:5]
+    base_size = 8 if version >= 4 and fields[-1] & d.BASE_ADDR_64_BIT else 4
     if signature != d.DISCOVERY_TABLE_SIGNATURE:
         raise DiscoveryError(f"IP discovery table signature {signature:#x}, expected {d.DISCOVERY_TABLE_SIGNATURE:#x}")
     _check("IP discovery table", _table(blob, offset, size, "IP discovery table"), checksum)
@@ -74,14 +91,28 @@ def _parse_ips(blob: bytes, offset: int, checksum: int):
         for _ in range(num_ips):
             hw_id, inst, nbases, major, minor, rev, _sub = d.IP_ENTRY.unpack_from(
                 _table(blob, at, d.IP_ENTRY.size, "IP entry"))
-            raw = _table(blob, at + d.IP_ENTRY.size, 4 * nbases, f"bases of IP hw_id {hw_id}") if nbases else b""
-            at += d.IP_ENTRY.size + 4 * nbases
+            raw = _table(blob, at + d.IP_ENTRY.size, base_size * nbases, f"bases of IP hw_id {hw_id}") \
+                if nbases else b""
+            at += d.IP_ENTRY.size + base_size * nbases
             name = d.IP_NAMES.get(hw_id)
             if name is None:
                 continue   # an IP the AM driver does not drive (display, video, ...)
             versions[name] = (major, minor, rev)
-            bases[(name, inst)] = tuple(int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw), 4))
+            bases[(name, inst)] = tuple(int.from_bytes(raw[i:i + base_size], "little")
+                                        for i in range(0, len(raw), base_size))
     return versions, bases
+
+
+def _parse_harvest(blob: bytes, offset: int, checksum: int) -> set[tuple[str, int]]:
+    """The harvest table (a fixed-size harvest_table): IP instances fused off on this part."""
+    data = _table(blob, offset, d.HARVEST_TABLE_SIZE, "harvest table")
+    signature, _version = d.HARVEST_INFO_HEADER.unpack_from(data)
+    if signature != d.HARVEST_TABLE_SIGNATURE:
+        raise DiscoveryError(f"harvest table signature {signature:#x}, expected {d.HARVEST_TABLE_SIGNATURE:#x}")
+    _check("harvest table", data, checksum)
+    entries = (d.HARVEST_ENTRY.unpack_from(data, d.HARVEST_INFO_HEADER.size + i * d.HARVEST_ENTRY.size)
+               for i in range(32))
+    return {(d.IP_NAMES.get(hw_id, f"hw_id {hw_id}"), inst) for hw_id, inst, _ in entries if hw_id}
 
 
 def _parse_gc_info(blob: bytes, offset: int, checksum: int) -> dict[str, int]:

@@ -32,17 +32,18 @@ def gc_info(profile) -> dict[str, int]:
 
 
 def _ip_discovery_table(offset: int, versions: dict[str, tuple[int, int, int]],
-                        bases: dict[tuple[str, int], tuple[int, ...]]) -> bytes:
-    """The ip_discovery header and its one die (placed at binary offset `offset`)."""
+                        bases: dict[tuple[str, int], tuple[int, ...]], base_bytes: int = 4) -> bytes:
+    """The ip_discovery header and its one die (placed at binary offset `offset`): a v3 table with 32-bit
+    bases, or with base_bytes=8 a v4 table whose header flags 64-bit bases."""
     entries = b""
     for (ip, inst), segs in sorted(bases.items()):
         entries += d.IP_ENTRY.pack(d.HW_IDS[ip], inst, len(segs), *versions[ip], 0)
-        entries += b"".join(s.to_bytes(4, "little") for s in segs)
+        entries += b"".join(s.to_bytes(base_bytes, "little") for s in segs)
     die = d.DIE_HEADER.pack(0, len(bases)) + entries
     die_info = [0, offset + d.IP_DISCOVERY_HEADER.size] + [0, 0] * 15
     size = d.IP_DISCOVERY_HEADER.size + len(die)
-    return d.IP_DISCOVERY_HEADER.pack(d.DISCOVERY_TABLE_SIGNATURE, IP_DISCOVERY_VERSION, size, 0, 1,
-                                      *die_info, 0) + die
+    version, flags = (IP_DISCOVERY_VERSION, 0) if base_bytes == 4 else (4, d.BASE_ADDR_64_BIT)
+    return d.IP_DISCOVERY_HEADER.pack(d.DISCOVERY_TABLE_SIGNATURE, version, size, 0, 1, *die_info, flags) + die
 
 
 def _gc_info_table(profile) -> bytes:
@@ -52,17 +53,33 @@ def _gc_info_table(profile) -> bytes:
         values[f].to_bytes(4, "little") for f in d.GC_INFO_V1_0_FIELDS)
 
 
-def build_binary(arch: str, profile) -> bytes:
-    ip_offset = d.BINARY_HEADER_SIZE
-    ip_blob = _ip_discovery_table(ip_offset, IP_VERSIONS[arch], ip_bases(arch))
+def _harvest_table(harvested: tuple[tuple[str, int], ...]) -> bytes:
+    entries = [d.HARVEST_ENTRY.pack(d.HW_IDS[ip], inst, 0) for ip, inst in harvested]
+    entries += [d.HARVEST_ENTRY.pack(0, 0, 0)] * (32 - len(entries))
+    return d.HARVEST_INFO_HEADER.pack(d.HARVEST_TABLE_SIGNATURE, 0) + b"".join(entries)
+
+
+def build_binary(arch: str, profile, *, binary_major: int = BINARY_VERSION[0],
+                 harvested: tuple[tuple[str, int], ...] = (), base_bytes: int = 4) -> bytes:
+    """The whole binary: header (v1 with table_list[6], or v2 with num_tables), the ip_discovery table,
+    gc_info and the harvest table (listing `harvested` instances, which still have their IP entries). The
+    emulated board writes the defaults; the other forms exist so the driver's readers of them are tested."""
+    list_at = d.BINARY_HEADER.size + (d.BINARY_HEADER_V2.size if binary_major == 2 else 0)
+    ip_offset = list_at + d.TOTAL_TABLES * d.TABLE_INFO.size
+    ip_blob = _ip_discovery_table(ip_offset, IP_VERSIONS[arch], ip_bases(arch), base_bytes)
     gc_offset = ip_offset + len(ip_blob)
     gc_blob = _gc_info_table(profile)
-    size = gc_offset + len(gc_blob)
-    tables = [(ip_offset, d.checksum(ip_blob), len(ip_blob)), (gc_offset, d.checksum(gc_blob), len(gc_blob))]
-    tables += [(0, 0, 0)] * (d.TOTAL_TABLES - len(tables))
-    blob = bytearray(d.BINARY_HEADER.pack(d.BINARY_SIGNATURE, *BINARY_VERSION, 0, size))
-    blob += b"".join(d.TABLE_INFO.pack(o, c, s, 0) for o, c, s in tables) + ip_blob + gc_blob
-    d.BINARY_HEADER.pack_into(blob, 0, d.BINARY_SIGNATURE, *BINARY_VERSION, d.checksum(blob[d.CHECKSUM_START:]),
+    harvest_offset = gc_offset + len(gc_blob)
+    harvest_blob = _harvest_table(harvested)
+    size = harvest_offset + len(harvest_blob)
+    tables = [(ip_offset, ip_blob), (gc_offset, gc_blob), (harvest_offset, harvest_blob)]
+    table_list = b"".join(d.TABLE_INFO.pack(o, d.checksum(t), len(t), 0) for o, t in tables)
+    table_list += d.TABLE_INFO.pack(0, 0, 0, 0) * (d.TOTAL_TABLES - len(tables))
+    blob = bytearray(d.BINARY_HEADER.pack(d.BINARY_SIGNATURE, binary_major, 0, 0, size))
+    if binary_major == 2:
+        blob += d.BINARY_HEADER_V2.pack(d.TOTAL_TABLES, 0)
+    blob += table_list + ip_blob + gc_blob + harvest_blob
+    d.BINARY_HEADER.pack_into(blob, 0, d.BINARY_SIGNATURE, binary_major, 0, d.checksum(blob[d.CHECKSUM_START:]),
                               size)
     return bytes(blob)
 

@@ -43,6 +43,9 @@ class Nbio:
         regs = self.function.regs
         if value % 4:
             raise RegisterError(f"{self.function.name}: HDP flush remap offset {value:#x} is not dword-aligned")
+        if value // 4 != self.flush_dword and value // 4 in regs:
+            raise RegisterError(f"{self.function.name}: HDP flush remap offset {value:#x} lands on "
+                                f"{regs.get(value // 4).name}")
         if self.flush_dword is not None:
             regs.remove(self.flush_dword)
         self.flush_dword = value // 4

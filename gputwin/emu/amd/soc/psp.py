@@ -10,8 +10,8 @@ State machine:
               C2PMSG_64 is READY | 16-bit status. Writes of the write pointer C2PMSG_67 run the frames up to it.
   commands    LOAD_TOC (reports the TMR size), SETUP_TMR (after the TOC), LOAD_IP_FW (SMU may come before the
               TMR, everything else after it; MP0 14.x sets its TMR up at boot), AUTOLOAD_RLC (needs RLC, IMU
-              and the CP firmware loaded). Each
-              command's status goes to the response (offset 864), then the fence value to the fence address.
+              and the CP firmware loaded). Each command's status goes to the response (offset 864), then the
+              fence value to the fence address.
 Firmware pieces are verified against their signed-image header (the synthetic stand-in, see
 gputwin/abi/amdgpu/firmware.py) and recorded in function.firmware by their GFX_FW_TYPE name."""
 from __future__ import annotations
@@ -116,7 +116,7 @@ class Psp:
         address = self._value(p.C2PMSG_36) << 20
         try:
             payload = self._read_signed(address, SYNTHETIC_PSP_TAG | fw_type, f"PSP component {fw_type}")
-        except SignatureError:
+        except (SignatureError, RegisterError):   # bad image, or one not (wholly) in the frame buffer
             return BL_STATUS_SIGNATURE
         self.components.add(fw_type)
         if cmd == p.PSP_BL__LOAD_SOSDRV:

@@ -44,6 +44,13 @@ class RegisterFile:
         """Stop decoding a register (one a block moved, e.g. a remapped flush register)."""
         del self._regs[dword]
 
+    def __contains__(self, dword: int) -> bool:
+        return dword in self._regs
+
+    def dwords(self) -> list[int]:
+        """Every modelled register's dword address."""
+        return sorted(self._regs)
+
     def get(self, dword: int) -> Register:
         reg = self._regs.get(dword)
         if reg is None:

@@ -83,6 +83,13 @@ def test_sos_without_its_system_driver_never_starts(monkeypatch):
         boot(pci, timeout=0.02)
 
 
+def test_sos_firmware_without_a_toc_is_named(monkeypatch):
+    monkeypatch.setattr(boot_module, "load_firmware", without("gfx1100", component=p.PSP_FW_TYPE_PSP_TOC))
+    _f, pci = attach()
+    with pytest.raises(BootError, match=r"step 'psp firmware'.*no TOC component"):
+        boot(pci)
+
+
 def test_autoload_without_the_imu_is_refused(monkeypatch):
     monkeypatch.setattr(boot_module, "load_firmware", without("gfx1100", piece="IMU_I"))
     _f, pci = attach()
@@ -133,3 +140,15 @@ def test_mode1_reset_forgets_every_firmware_and_closes_the_doorbells():
     with pytest.raises(SmuError, match="SMU did not answer GetSmuVersion"):
         b.smu.timeout = 0.01
         b.smu.send(s.PPSMC_MSG_GetSmuVersion)
+
+
+def test_psp_ring_wraps_around_after_a_ring_full_of_commands():
+    f, pci = attach()
+    b = boot(pci)
+    toc = b.firmware.sos_components[p.PSP_FW_TYPE_PSP_TOC]
+    frames = 0x10000 // 64
+    for _ in range(frames + 5):   # past the end of the 64 KiB ring: the write pointer goes back to 0
+        assert b.psp.load_toc(toc) > 0
+    ring_commands = [c for c, _ in f.blocks["psp"].log if not c.startswith(("BL", "CTRL"))]
+    assert len(ring_commands) > frames
+    assert f.blocks["psp"].ring_rptr == b.mmio.read(p.C2PMSG_67) == (16 * len(ring_commands)) % (16 * frames)

@@ -8,6 +8,7 @@ from gputwin.abi.amdgpu import nbio as n
 from gputwin.drivers.amd.am.discovery import DiscoveryError, read_discovery
 from gputwin.drivers.amd.am.mmio import Mmio
 from gputwin.drivers.amd.am.vram import Vram
+from gputwin.emu.amd.soc.discovery import build_binary
 from tests.drivers.amd.am.conftest import GIB, attach
 
 
@@ -69,4 +70,51 @@ def test_missing_table_is_an_error_naming_the_signature():
     f, pci = attach()
     corrupt(f, 0, 0xFF)
     with pytest.raises(DiscoveryError, match="no IP discovery binary .* signature"):
+        discover(pci)
+
+
+def install(f, blob):
+    at = f.vram_size - (64 << 10)
+    f.vram[at:at + len(blob)] = memoryview(blob)
+
+
+def test_binary_header_v2_with_its_table_count_reads_the_same():
+    f, pci = attach("gfx1201")
+    before = discover(pci)
+    install(f, build_binary("gfx1201", f.profile, binary_major=2))
+    after = discover(pci)
+    assert struct.unpack_from("<H", f.vram, f.vram_size - (64 << 10) + 4)[0] == 2
+    assert (after.versions, after.bases, after.gc_info) == (before.versions, before.bases, before.gc_info)
+
+
+def test_v4_table_with_64_bit_bases_reads_the_same():
+    f, pci = attach()
+    before = discover(pci)
+    install(f, build_binary("gfx1100", f.profile, base_bytes=8))
+    at = f.vram_size - (64 << 10) + 60
+    assert struct.unpack_from("<H", f.vram, at + 4)[0] == 4 and f.vram[at + 78] & 1   # version, 64-bit flag
+    assert discover(pci).bases == before.bases
+
+
+def test_harvested_instances_are_left_out_of_the_bases():
+    f, pci = attach()
+    install(f, build_binary("gfx1100", f.profile, harvested=(("SDMA1", 0),)))
+    disc = discover(pci)
+    assert disc.harvested == {("SDMA1", 0)}
+    assert ("SDMA1", 0) not in disc.bases and ("SDMA0", 0) in disc.bases
+
+
+def test_corrupt_harvest_table_and_unknown_header_version_are_named():
+    f, pci = attach()
+    blob = bytearray(build_binary("gfx1100", f.profile, harvested=(("SDMA1", 0),)))
+    harvest_offset, harvest_sum = struct.unpack_from("<HH", blob, 12 + 8 * 2)
+    blob[harvest_offset + 8] ^= 0x40                               # the entry's hw_id
+    blob[8:10] = (sum(blob[10:]) & 0xFFFF).to_bytes(2, "little")   # the binary still sums right
+    install(f, bytes(blob))
+    with pytest.raises(DiscoveryError, match="harvest table checksum mismatch"):
+        discover(pci)
+    blob[4:6] = (3).to_bytes(2, "little")
+    blob[8:10] = (sum(blob[10:]) & 0xFFFF).to_bytes(2, "little")
+    install(f, bytes(blob))
+    with pytest.raises(DiscoveryError, match="binary header v3 is not one the AM driver reads"):
         discover(pci)

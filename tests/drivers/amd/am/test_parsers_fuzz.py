@@ -36,7 +36,7 @@ mutations = st.lists(st.tuples(st.integers(d.CHECKSUM_START + 2, len(BLOB) - 1),
                      min_size=1, max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(mutations, st.booleans())
 def test_mutated_discovery_binary_parses_or_raises_discovery_error(changes, fix_checksums):
     blob = bytearray(BLOB)
@@ -56,7 +56,7 @@ def test_mutated_discovery_binary_parses_or_raises_discovery_error(changes, fix_
         pass
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["gc_12_0_1_mec.bin", "psp_14_0_3_sos.bin", "sdma_7_0_1.bin", "gc_12_0_1_imu.bin",
                         "smu_14_0_3.bin"]),
        st.lists(st.tuples(st.integers(0, 95), st.integers(0, 255)), min_size=1, max_size=6))

@@ -63,3 +63,11 @@ def test_memsize_register_reports_vram_in_mib_and_is_read_only():
 def test_vram_size_must_be_whole_mib():
     with pytest.raises(ValueError, match="whole number of MiB"):
         build("gfx1100", vram_size=GIB + 4096)
+
+
+def test_harvest_table_is_present_signed_and_empty():
+    blob = table_bytes(build("gfx1201", vram_size=GIB))
+    off, csum, size, _ = struct.unpack_from("<HHHH", blob, 12 + 8 * 2)   # table_list[HARVEST_INFO]
+    assert size == 8 + 32 * 4 and sum(blob[off:off + size]) & 0xFFFF == csum
+    assert struct.unpack_from("<I", blob, off)[0] == 0x56524148           # "HARV"
+    assert blob[off + 8:off + size] == bytes(128)
