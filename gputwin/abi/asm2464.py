@@ -5,7 +5,7 @@ from __future__ import annotations
 
 # vendor control requests (bmRequestType 0x40 OUT / 0xC0 IN)
 REQ_XDATA_READ, REQ_XDATA_WRITE, REQ_TLP, REQ_SRAM_DMA, REQ_PCIE_POWER = 0xE4, 0xE5, 0xF0, 0xF2, 0xF3
-XDATA_READ_MAX = 512                 # bytes one 0xE4 data stage carries on SuperSpeed (64 on USB 2)
+XDATA_READ_MAX, XDATA_READ_MAX_USB2 = 512, 64   # bytes one 0xE4 data stage carries (SuperSpeed, USB 2)
 # 0xF0 wIndex bits 1:0
 MODE_SINGLE, MODE_STREAM_WRITE, MODE_STREAM_READ = 0, 1, 2
 # 0xF0 IN reply byte 7

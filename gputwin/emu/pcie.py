@@ -266,9 +266,12 @@ class HostMemory:
     SRAM, or host RAM for a function attached in-process). Views are numpy byte arrays, so an emulated GPU
     can map them into its address spaces and reach them at memory speed."""
 
-    def __init__(self, name: str = "host"):
+    def __init__(self, name: str = "host", path_enabled=None):
         self.name = name
         self._ranges: list[tuple[int, np.ndarray]] = []
+        # () -> bool: whether bus mastering is enabled on every function between the requester and this
+        # memory (a bridge forwards upstream requests only with COMMAND.MASTER set); None: always
+        self.path_enabled = path_enabled
 
     def add(self, bus_address: int, data: np.ndarray) -> None:
         data = np.asarray(data).reshape(-1).view(np.uint8)
@@ -278,6 +281,9 @@ class HostMemory:
         self._ranges.append((bus_address, data))
 
     def view(self, bus_address: int, size: int) -> np.ndarray:
+        if self.path_enabled is not None and not self.path_enabled():
+            raise PcieError(f"{self.name}: DMA of {size} bytes at bus address {bus_address:#x} with bus mastering "
+                            f"disabled on its path", Completion.UR)
         for base, data in self._ranges:
             if base <= bus_address and bus_address + size <= base + data.size:
                 return data[bus_address - base:bus_address - base + size]

@@ -9,11 +9,13 @@ once (simulated time: nothing here sleeps or hangs). Model errors that name some
 propagate unchanged.
 
 Fault injection (`backend.faults(i)`): stalls and timeouts on control or bulk transfers, with or without
-the device having acted on the transfer, and faulty completions of the next PCIe requests (UR, CA, CRS,
-no completion, the firmware's poll giving up), so a driver's retry paths can be driven."""
+the device having acted on the transfer, the enclosure being unplugged, and faulty completions of the
+next PCIe requests (UR, CA, CRS, no completion, the firmware's poll giving up), so a driver's retry
+paths can be driven."""
 from __future__ import annotations
 
 import errno
+import struct
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -22,13 +24,13 @@ import usb.core
 
 from gputwin.emu.pcie import Completion
 from gputwin.emu.usb.bridge import Asm2464Enclosure
-from gputwin.emu.usb.descriptors import CONFIGURATION, ENDPOINT, INTERFACE
+from gputwin.emu.usb.descriptors import CONFIGURATION, DEVICE, ENDPOINT, INTERFACE
 from gputwin.emu.usb.firmware import EndpointNak
 from gputwin.emu.usb.tlp import ENGINE_TIMEOUT, NO_COMPLETION
 
 CONTROL = 0                       # the "endpoint" a control-transfer fault targets
-LIBUSB_ERROR_TIMEOUT, LIBUSB_ERROR_PIPE, LIBUSB_ERROR_IO = -7, -9, -1
-SPEED_SUPER = 4                   # libusb_speed LIBUSB_SPEED_SUPER, as pyusb reports it
+LIBUSB_ERROR_TIMEOUT, LIBUSB_ERROR_PIPE, LIBUSB_ERROR_IO, LIBUSB_ERROR_NO_DEVICE = -7, -9, -1, -4
+SPEED_HIGH, SPEED_SUPER = 3, 4    # libusb_speed values, as pyusb reports them
 
 
 def _timeout(what: str) -> usb.core.USBTimeoutError:
@@ -54,6 +56,11 @@ class Faults:
     def __init__(self, enclosure: Asm2464Enclosure):
         self._tlp = enclosure.tlp
         self._usb: list[_UsbFault] = []
+        self.unplugged = False
+
+    def unplug(self) -> None:
+        """The enclosure is gone: every later transfer fails with LIBUSB_ERROR_NO_DEVICE."""
+        self.unplugged = True
 
     def stall(self, endpoint: int, count: int = 1, request: int | None = None,
               request_type: int | None = None) -> None:
@@ -99,15 +106,12 @@ class MockUsbDevice:
         return self.firmware.control_in(0x80, 6, kind << 8 | index, 0, 0xFFFF)
 
     def _device_descriptor(self) -> SimpleNamespace:
-        raw = self._get(1)
         names = ("bLength", "bDescriptorType", "bcdUSB", "bDeviceClass", "bDeviceSubClass", "bDeviceProtocol",
                  "bMaxPacketSize0", "idVendor", "idProduct", "bcdDevice", "iManufacturer", "iProduct",
                  "iSerialNumber", "bNumConfigurations")
-        values = (raw[0], raw[1], int.from_bytes(raw[2:4], "little"), raw[4], raw[5], raw[6], raw[7],
-                  int.from_bytes(raw[8:10], "little"), int.from_bytes(raw[10:12], "little"),
-                  int.from_bytes(raw[12:14], "little"), raw[14], raw[15], raw[16], raw[17])
+        values = struct.unpack("<BBHBBBBHHHBBBB", self._get(DEVICE))
         return SimpleNamespace(**dict(zip(names, values)), bus=self.bus, address=self.address, port_number=1,
-                               port_numbers=(1,), speed=SPEED_SUPER)
+                               port_numbers=(1,), speed=SPEED_HIGH if self.firmware.usb2 else SPEED_SUPER)
 
     def _configuration(self) -> tuple[SimpleNamespace, list[list[tuple[SimpleNamespace, list]]]]:
         """(configuration, interfaces[i][alt] = (interface, [endpoints])) with the class- and
@@ -217,8 +221,12 @@ class MockUsbBackend(usb.backend.IBackend):
         raise usb.core.USBError("USB port reset of the ASM2464 is not modelled", LIBUSB_ERROR_IO, errno.EIO)
 
     def clear_halt(self, dev_handle, ep):
-        dev_handle.halted.discard(ep)
-        dev_handle.firmware.clear_halt(ep)
+        """CLEAR_FEATURE(ENDPOINT_HALT): a standard control request, so it can fail like one."""
+        def act():
+            dev_handle.firmware.control_out(0x02, 1, 0, ep, b"")
+            dev_handle.halted.discard(ep)
+            return 0
+        self._transfer(dev_handle, CONTROL, (1, 0x02), act, f"clear halt {ep:#04x}")
 
     # --- transfers -----------------------------------------------------------------------------------
     def ctrl_transfer(self, dev_handle, bmRequestType, bRequest, wValue, wIndex, data, timeout):
@@ -248,6 +256,8 @@ class MockUsbBackend(usb.backend.IBackend):
         return self._transfer(dev_handle, ep, None, act, f"bulk IN {ep:#04x}")
 
     def _transfer(self, dev, endpoint: int, request: tuple[int, int] | None, act, what: str) -> int:
+        if dev.faults.unplugged:
+            raise usb.core.USBError(f"No such device ({what})", LIBUSB_ERROR_NO_DEVICE, errno.ENODEV)
         if endpoint != CONTROL:
             if not dev.firmware.configured:
                 raise usb.core.USBError(f"{what} before SET_CONFIGURATION", LIBUSB_ERROR_IO, errno.EIO)

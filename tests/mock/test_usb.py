@@ -76,3 +76,12 @@ def test_bulk_before_set_configuration_fails():
     with pytest.raises(usb.core.USBError, match="Configuration not set"):
         dev.write(fw.EP_BULK_OUT, bytes(512))
     assert enc.firmware.configured is False
+
+
+def test_usb2_fallback_descriptors_and_a_smaller_xdata_data_stage():
+    enc, _ = ram_enclosure(usb2=True)
+    dev = usb.core.find(idVendor=0xADD1, backend=MockUsbBackend(enc))
+    assert (dev.bcdUSB, dev.bMaxPacketSize0, dev.speed) == (0x0200, 64, 3)
+    assert [(e.bEndpointAddress, e.wMaxPacketSize) for e in dev[0][(0, 0)]] == \
+        [(0x81, 512), (0x02, 512), (0x83, 512), (0x04, 512)]
+    assert len(dev.ctrl_transfer(0xC0, fw.REQ_XDATA_READ, 0x100, 0, 512)) == 64

@@ -32,7 +32,12 @@ def open_usb_pci(backend=None, index: int = 0, *, mem_window=MEM_WINDOW, pref_wi
         ids = ", ".join(f"{v:04x}:{p:04x}" for v, p in CUSTOM_FIRMWARE_IDS)
         raise BridgeNotFound(f"no ASM2464 bridge #{index} with the custom firmware (USB ids {ids}); "
                              f"{len(bridges)} found")
-    proto = Asm2464Protocol(UsbTransport(bridges[index]), **protocol_options)
-    proto.power_on(link_timeout_s)
-    hierarchy, bars = BringUp(proto, mem_window, pref_window).run()
+    transport = UsbTransport(bridges[index])
+    try:
+        proto = Asm2464Protocol(transport, **protocol_options)
+        proto.power_on(link_timeout_s)
+        hierarchy, bars = BringUp(proto, mem_window, pref_window).run()
+    except BaseException:
+        transport.close()          # release the interface: another attempt (or process) can claim it
+        raise
     return UsbPciDevice(proto, hierarchy, bars)

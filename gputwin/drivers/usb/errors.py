@@ -25,6 +25,10 @@ class UsbStall(UsbTransferError):
     pass
 
 
+class UsbDisconnected(UsbTransferError):
+    """The enclosure is gone (unplugged, powered off): nothing is retried."""
+
+
 class LinkDown(UsbBridgeError):
     """The PCIe link behind the bridge did not come up (or went down)."""
 

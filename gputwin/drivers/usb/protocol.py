@@ -2,11 +2,11 @@
 protocol in docs/usb.md): XDATA access, PCIe power and link-up wait, single PCIe requests with their
 completion status, streamed memory reads and writes, and SRAM DMA.
 
-Retries, all bounded:
+Retries, all bounded (a vanished enclosure, UsbDisconnected, is never retried):
 - a stalled or timed-out transfer: clear both bulk endpoints' halts (which also cancels a half-done
   stream in the firmware) and redo the whole operation, `usb_attempts` times in all;
-- the 8-byte completion read (0xF0 IN) that timed out is read again alone: the firmware keeps the last
-  completion until the next request, so the request is not sent twice;
+- the 8-byte completion read (0xF0 IN) that timed out or stalled is read again alone: the firmware keeps
+  the last completion until the next request, so the request is not sent twice;
 - a request the engine got no completion for (return code 1: error, 0xFF: the firmware stopped polling)
   is sent again, `tlp_attempts` times;
 - a configuration request completed with CRS (the function is not ready) is sent again until
@@ -23,7 +23,8 @@ import time
 from gputwin.abi import asm2464 as fw
 from gputwin.abi import pcie as regs
 from gputwin.abi.pcie import Completion
-from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbBridgeError, UsbTimeout, UsbTransferError
+from gputwin.drivers.usb.errors import (LinkDown, TlpError, UsbBridgeError, UsbDisconnected, UsbStall, UsbTimeout,
+                                       UsbTransferError)
 from gputwin.drivers.usb.transport import EP_IN, EP_OUT, UsbTransport
 
 STREAM_CHUNK = 4 << 20      # bytes per streamed request (bounds one bulk transfer's size and timeout)
@@ -44,6 +45,8 @@ class Asm2464Protocol:
         for attempt in range(self.usb_attempts):
             try:
                 return op()
+            except UsbDisconnected:
+                raise
             except UsbTransferError as e:
                 if attempt + 1 == self.usb_attempts:
                     raise type(e)(f"{what}: {e} (gave up after {self.usb_attempts} attempts)") from None
@@ -132,19 +135,18 @@ class Asm2464Protocol:
         time.sleep(self.retry_delay_s)
 
     def _completion(self, name: str) -> bytes:
-        for attempt in range(self.usb_attempts):
+        """The 8-byte completion reply; a lost reply is read again (the firmware keeps it)."""
+        for attempt in range(1, self.usb_attempts + 1):
             try:
                 reply = self.usb.control_in(fw.REQ_TLP, fw.TLP_REPLY_SIZE)
-            except UsbTimeout as e:
-                if attempt + 1 == self.usb_attempts:
-                    raise UsbTimeout(f"{name}: completion read: {e} (gave up after {self.usb_attempts} "
-                                     f"attempts)") from None
+                break
+            except (UsbTimeout, UsbStall) as e:
+                if attempt == self.usb_attempts:
+                    raise type(e)(f"{name}: completion read: {e} (gave up after {attempt} attempts)") from None
                 self.retries += 1
-                continue
-            if len(reply) != fw.TLP_REPLY_SIZE:
-                raise UsbBridgeError(f"{name}: completion read returned {len(reply)} bytes")
-            return reply
-        raise AssertionError("unreachable")
+        if len(reply) != fw.TLP_REPLY_SIZE:
+            raise UsbBridgeError(f"{name}: completion read returned {len(reply)} bytes")
+        return reply
 
     def config_read(self, bus: int, dev: int, fn: int, offset: int, size: int = 4) -> int:
         fmt = regs.TLP_CFGRD1 if bus else regs.TLP_CFGRD0

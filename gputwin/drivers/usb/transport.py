@@ -10,7 +10,8 @@ import errno
 import usb.core
 import usb.util
 
-from gputwin.drivers.usb.errors import BridgeNotFound, UsbBridgeError, UsbStall, UsbTimeout, UsbTransferError
+from gputwin.drivers.usb.errors import (BridgeNotFound, UsbBridgeError, UsbDisconnected, UsbStall, UsbTimeout,
+                                       UsbTransferError)
 
 # USB ids of ASM2464 enclosures flashed with the custom firmware (tinygrad ops_amd.py USBIface)
 CUSTOM_FIRMWARE_IDS = ((0xADD1, 0x0001), (0x3801, 0x0001))
@@ -53,7 +54,7 @@ class UsbTransport:
         except usb.core.USBTimeoutError as e:
             raise UsbTimeout(f"{self.where}: {what} timed out ({e})") from None
         except usb.core.USBError as e:
-            kind = UsbStall if e.errno == errno.EPIPE else UsbTransferError
+            kind = {errno.EPIPE: UsbStall, errno.ENODEV: UsbDisconnected}.get(e.errno, UsbTransferError)
             raise kind(f"{self.where}: {what} failed ({e})") from None
 
     def control_out(self, request: int, value: int = 0, index: int = 0, data: bytes = b"",

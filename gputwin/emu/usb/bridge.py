@@ -4,7 +4,8 @@ switch, the GPU function) and the custom firmware that answers the USB host. The
 (gputwin/mock/usb.py) presents `firmware` to pyusb.
 
 The GPU function's `upstream` becomes the bridge SRAM: its bus-master reads and writes (SDMA, shaders)
-reach the 512 KiB copy buffer at 0x200000 and the page at 0x820000, nothing else."""
+reach the 512 KiB copy buffer at 0x200000 and the page at 0x820000, nothing else, and only while bus
+mastering is enabled on the GPU and every bridge above it (checked when a view is taken)."""
 from __future__ import annotations
 
 from gputwin.abi.asm2464 import XDATA_LTSSM, XDATA_QUEUE_PAGE, XDATA_SRAM
@@ -22,7 +23,7 @@ AMD_VENDOR_ID, AMD_SWITCH_UPSTREAM_ID, AMD_SWITCH_DOWNSTREAM_ID = 0x1002, 0x1478
 
 class Asm2464Enclosure:
     def __init__(self, endpoint: PcieFunction, *, powered: bool = False, train_polls: int = 0,
-                 serial: str = "ffffffff", gpu_switch: bool = True):
+                 serial: str = "ffffffff", gpu_switch: bool = True, usb2: bool = False):
         self.endpoint = endpoint
         self.root = PcieBridge("ASM2464 port", ASMEDIA_VENDOR_ID, ASMEDIA_PORT_ID)
         port = self.root.attach(PcieBridge("ASM2464 downstream port", ASMEDIA_VENDOR_ID, ASMEDIA_PORT_ID))
@@ -32,7 +33,8 @@ class Asm2464Enclosure:
         port.attach(endpoint)
         self.topology = Topology(self.root)
         self.sram = Sram()
-        endpoint.upstream = self.sram.host_memory()
+        endpoint.upstream = self.sram.host_memory(
+            lambda: all(f.bus_master() for f in self.topology.functions()))
         self.link = Link(powered=powered, train_polls=train_polls)
         self.tlp = TlpEngine(self.topology, self.link)
         self.dma = SramDma(self.sram)
@@ -41,7 +43,7 @@ class Asm2464Enclosure:
         self.xdata.map(XDATA_LTSSM, 1, lambda addr, n: bytes([self.link.ltssm()]), self._read_only)
         self.xdata.map_memory(XDATA_SRAM, self.sram.copy_buffer[:XDATA_WINDOW])
         self.xdata.map_memory(XDATA_QUEUE_PAGE, self.sram.queue_page)
-        self.firmware = CustomFirmware(self.xdata, self.tlp, self.dma, self.link, serial)
+        self.firmware = CustomFirmware(self.xdata, self.tlp, self.dma, self.link, serial, usb2)
 
     @staticmethod
     def _read_only(addr: int, data: bytes) -> None:

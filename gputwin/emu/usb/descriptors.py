@@ -2,7 +2,9 @@
 handmade/src/usb.h), SuperSpeed variant: VID:PID ADD1:0001, bcdDevice 0x0001, strings "tiny" /
 "custom v0.1" / an 8-hex-digit serial from OTP ("ffffffff" when blank), one configuration with one
 vendor-class interface: alternate 0 has bulk IN 0x81 and bulk OUT 0x02 (what the custom protocol uses),
-alternate 1 is the UAS layout (four bulk endpoints with streams, unused by the custom protocol)."""
+alternate 1 is the UAS layout (four bulk endpoints with streams, unused by the custom protocol).
+When SuperSpeed fails the firmware falls back to USB 2 (high speed): bcdUSB 2.00, a 64-byte EP0, and one
+interface with four 512-byte bulk endpoints (0x81, 0x02, 0x83, 0x04)."""
 from __future__ import annotations
 
 import struct
@@ -17,9 +19,9 @@ BULK = 0x02
 VENDOR_CLASS = 0xFF
 
 
-def _device() -> bytes:
-    return struct.pack("<BBHBBBBHHHBBBB", 18, DEVICE, 0x0320, 0, 0, 0, 9, VID, PID, BCD_DEVICE,
-                       STR_MANUFACTURER, STR_PRODUCT, STR_SERIAL, 1)
+def _device(usb2: bool) -> bytes:
+    return struct.pack("<BBHBBBBHHHBBBB", 18, DEVICE, 0x0200 if usb2 else 0x0320, 0, 0, 0, 64 if usb2 else 9,
+                       VID, PID, BCD_DEVICE, STR_MANUFACTURER, STR_PRODUCT, STR_SERIAL, 1)
 
 
 def _interface(alt: int, endpoints: int) -> bytes:
@@ -34,9 +36,14 @@ def _bulk(address: int, streams_log2: int = 0, pipe: int | None = None, burst: i
     return d
 
 
-def _configuration() -> bytes:
-    body = _interface(0, 2) + _bulk(0x81) + _bulk(0x02)
-    body += _interface(1, 4) + _bulk(0x81, 5, 3) + _bulk(0x02, 5, 4) + _bulk(0x83, 5, 2) + _bulk(0x04, 0, 1, burst=0)
+def _configuration(usb2: bool) -> bytes:
+    if usb2:
+        body = _interface(0, 4) + b"".join(struct.pack("<BBBBHB", 7, ENDPOINT, ep, BULK, 512, 0)
+                                           for ep in (0x81, 0x02, 0x83, 0x04))
+    else:
+        body = _interface(0, 2) + _bulk(0x81) + _bulk(0x02)
+        body += (_interface(1, 4) + _bulk(0x81, 5, 3) + _bulk(0x02, 5, 4) + _bulk(0x83, 5, 2)
+                 + _bulk(0x04, 0, 1, burst=0))
     return struct.pack("<BBHBBBBB", 9, CONFIGURATION, 9 + len(body), 1, 1, 0, 0xC0, 0) + body
 
 
@@ -51,7 +58,7 @@ def string(text: str) -> bytes:
     return bytes([2 + len(encoded), STRING]) + encoded
 
 
-DEVICE_DESCRIPTOR = _device()
-CONFIG_DESCRIPTOR = _configuration()
+DEVICE_DESCRIPTOR = {False: _device(False), True: _device(True)}          # by "fell back to USB 2"
+CONFIG_DESCRIPTOR = {False: _configuration(False), True: _configuration(True)}
 BOS_DESCRIPTOR = _bos()
 LANGUAGES = struct.pack("<BBH", 4, STRING, LANG_EN_US)

@@ -1,7 +1,8 @@
 """tinygrad's custom ASM2464 firmware ("handmade", asm2464pd-firmware handmade/src/main.c) as the USB host
 sees it: what each control request and bulk transfer does to the bridge. Vendor requests:
 
-  0xE4 IN   XDATA read: wValue = address, wLength = bytes (the data stage carries at most 512 on SuperSpeed)
+  0xE4 IN   XDATA read: wValue = address, wLength = bytes (the data stage carries at most 512 on SuperSpeed,
+            64 on USB 2)
   0xE5 OUT  XDATA write of one byte: wValue = address, wIndex low byte = value
   0xF0 OUT  PCIe request engine, 12 data bytes: address low, address high, value (little-endian dwords);
             wValue = fmt/type | byte enables << 8; wIndex bits 1:0 = mode: 0 one TLP with `value` as its
@@ -24,9 +25,9 @@ from __future__ import annotations
 import struct
 
 from gputwin.abi import pcie as regs
-from gputwin.abi.asm2464 import (EP_BULK_IN, EP_BULK_OUT, MODE_SINGLE, MODE_STREAM_READ, MODE_STREAM_WRITE, REQ_PCIE_POWER,
-                                 REQ_SRAM_DMA, REQ_TLP, REQ_XDATA_READ, REQ_XDATA_WRITE, RET_DONE, RET_ERROR,
-                                 RET_TIMEOUT, XDATA_READ_MAX)
+from gputwin.abi.asm2464 import (EP_BULK_IN, EP_BULK_OUT, MODE_SINGLE, MODE_STREAM_READ, MODE_STREAM_WRITE,
+                                 REQ_PCIE_POWER, REQ_SRAM_DMA, REQ_TLP, REQ_XDATA_READ, REQ_XDATA_WRITE, RET_DONE,
+                                 RET_ERROR, RET_TIMEOUT, XDATA_READ_MAX, XDATA_READ_MAX_USB2)
 from gputwin.emu.pcie import NotModelled
 from gputwin.emu.usb import descriptors as desc
 from gputwin.emu.usb.link import Link
@@ -44,8 +45,9 @@ class EndpointNak(RuntimeError):
 
 
 class CustomFirmware:
-    def __init__(self, xdata: XData, tlp: TlpEngine, dma: SramDma, link: Link, serial: str = "ffffffff"):
-        self.xdata, self.tlp, self.dma, self.link, self.serial = xdata, tlp, dma, link, serial
+    def __init__(self, xdata: XData, tlp: TlpEngine, dma: SramDma, link: Link, serial: str = "ffffffff",
+                 usb2: bool = False):
+        self.xdata, self.tlp, self.dma, self.link, self.serial, self.usb2 = xdata, tlp, dma, link, serial, usb2
         self.configured = False
         self.stream: tuple[int, int] | None = None    # (mode, dwords left)
         self._vendor_out = {REQ_XDATA_WRITE: self._xdata_write, REQ_TLP: self._tlp, REQ_SRAM_DMA: self._arm_dma,
@@ -57,7 +59,7 @@ class CustomFirmware:
             return self._descriptor(value >> 8, value & 0xFF)[:length]
         if bm_request_type == VENDOR_IN and request == REQ_XDATA_READ:
             self._bank(index)
-            return self.xdata.read(value, min(length, XDATA_READ_MAX))
+            return self.xdata.read(value, min(length, XDATA_READ_MAX_USB2 if self.usb2 else XDATA_READ_MAX))
         if bm_request_type == VENDOR_IN and request == REQ_TLP:
             return self._completion()[:length]
         raise NotModelled(f"ASM2464 custom firmware: control IN request {bm_request_type:#04x}/{request:#04x} "
@@ -91,9 +93,9 @@ class CustomFirmware:
 
     def _descriptor(self, kind: int, index: int) -> bytes:
         if kind == desc.DEVICE:
-            return desc.DEVICE_DESCRIPTOR
+            return desc.DEVICE_DESCRIPTOR[self.usb2]
         if kind == desc.CONFIGURATION:
-            return desc.CONFIG_DESCRIPTOR
+            return desc.CONFIG_DESCRIPTOR[self.usb2]
         if kind == desc.BOS:
             return desc.BOS_DESCRIPTOR
         if kind == desc.STRING:

@@ -27,9 +27,9 @@ class Sram:
         self.copy_buffer = np.zeros(SRAM_SIZE, np.uint8)
         self.queue_page = np.zeros(QUEUE_PAGE_SIZE, np.uint8)
 
-    def host_memory(self) -> HostMemory:
+    def host_memory(self, path_enabled=None) -> HostMemory:
         """The bus ranges a GPU behind the bridge reaches (its function's `upstream`)."""
-        mem = HostMemory("ASM2464 SRAM")
+        mem = HostMemory("ASM2464 SRAM", path_enabled)
         mem.add(SRAM_BUS_ADDRESS, self.copy_buffer)
         mem.add(QUEUE_PAGE_BUS_ADDRESS, self.queue_page)
         return mem

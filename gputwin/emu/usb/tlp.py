@@ -3,7 +3,8 @@ the link and hold its completion (register names from the asm2464pd-firmware rev
 src/include/registers.h; the protocol its custom firmware drives, handmade/src/main.c + pcie_pio.h).
 
   B210 fmt/type       B217 first-DW byte enables     B218..B21B address[31:0], MSB first
-  B21C..B21F address[63:32], B21F is the LSB (the firmware carries into it from B21B)
+  B21C..B21F address[63:32], MSB first (the firmware loads B21C from the address's top byte and carries
+             from B21B into B21F)
   B220..B223 data, B220 is the MSB                    B22A..B22B completion status[15:13], byte count[11:0]
   B254 trigger (0x0F sends)    B284 bit 0: the completion carried data (CplD)
   B296 status: bit 0 error (no completion: link down), bit 1 done; writing 1s clears them, bit 2 is a kick strobe
@@ -76,14 +77,14 @@ class TlpEngine:
 
     @property
     def address(self) -> int:
-        lo = struct.unpack_from(">I", self.regs, ADDR - REGS_START)[0]
-        hi = int.from_bytes(self.regs[ADDR_HIGH - REGS_START:ADDR_HIGH - REGS_START + 4], "little")
+        lo, = struct.unpack_from(">I", self.regs, ADDR - REGS_START)
+        hi, = struct.unpack_from(">I", self.regs, ADDR_HIGH - REGS_START)
         return hi << 32 | lo
 
     @address.setter
     def address(self, value: int) -> None:
         struct.pack_into(">I", self.regs, ADDR - REGS_START, value & 0xFFFFFFFF)
-        self.regs[ADDR_HIGH - REGS_START:ADDR_HIGH - REGS_START + 4] = (value >> 32 & 0xFFFFFFFF).to_bytes(4, "little")
+        struct.pack_into(">I", self.regs, ADDR_HIGH - REGS_START, value >> 32 & 0xFFFFFFFF)
 
     @property
     def data(self) -> int:
@@ -129,7 +130,7 @@ class TlpEngine:
             return
         self.sent += 1
         posted = is_write and not is_config
-        fault = None if posted else self._take_fault("config" if is_config else "memory")
+        fault = None if posted or not self._faults else self._take_fault("config" if is_config else "memory")
         if fault == NO_COMPLETION:
             self._set_status(STATUS_ERROR)
         elif fault == ENGINE_TIMEOUT:
@@ -238,10 +239,18 @@ def _exactly(route, offset: int, size: int) -> bytes:
     return data
 
 
-def _byte_enables(be: int, fmt: int) -> tuple[int, int]:
-    """(offset, size) of a contiguous, non-empty first-DW byte enable."""
+def _lanes(be: int) -> tuple[int, int] | None:
     offset = (be & -be).bit_length() - 1
     lanes = be >> offset if be else 0
-    if not lanes or be > 0xF or lanes & (lanes + 1):
+    return None if not lanes or lanes & (lanes + 1) else (offset, lanes.bit_length())
+
+
+_BYTE_ENABLES = {be: _lanes(be) for be in range(16) if _lanes(be)}
+
+
+def _byte_enables(be: int, fmt: int) -> tuple[int, int]:
+    """(offset, size) of a contiguous, non-empty first-DW byte enable."""
+    lanes = _BYTE_ENABLES.get(be)
+    if lanes is None:
         raise NotModelled(f"ASM2464 TLP {fmt:#04x} with byte enables {be:#06b} (only contiguous, non-empty)")
-    return offset, lanes.bit_length()
+    return lanes

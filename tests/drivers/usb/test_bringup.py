@@ -126,3 +126,19 @@ def test_any_endpoint_without_a_card_switch_is_found_and_placed():
                                                                               2: (0x1000_0000, 4096)}
     dev.bar(2).write(8, b"\x01\x00\x00\x00\x02\x00\x00\x00")
     assert list(ep.regs[2:4]) == [1, 2] and ep.accesses == [("w", 8, 4), ("w", 12, 4)]
+
+
+def test_every_alignment_of_a_short_bar_access_round_trips():
+    from gputwin.emu.usb import Asm2464Enclosure
+    from tests.emu.usb.helpers import RamEndpoint
+    ep = RamEndpoint()
+    bar = open_usb_pci(MockUsbBackend(Asm2464Enclosure(ep, gpu_switch=False))).bar(0)
+    for offset in range(5):
+        for size in range(1, 10):
+            data = bytes((offset * 16 + size + i) & 0xFF for i in range(size))
+            ep.mem[0xF0:0x120] = 0xAA
+            bar.write(0x100 + offset, data)
+            assert ep.mem[0x100 + offset:0x100 + offset + size].tobytes() == data
+            assert bar.read(0x100 + offset, size) == data
+            untouched = np.r_[ep.mem[0xF0:0x100 + offset], ep.mem[0x100 + offset + size:0x120]]
+            assert (untouched == 0xAA).all()                                  # byte enables spare the neighbours

@@ -5,7 +5,7 @@ import pytest
 
 from gputwin.abi import pcie as regs
 from gputwin.abi.pcie import Completion
-from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbStall, UsbTimeout
+from gputwin.drivers.usb.errors import LinkDown, TlpError, UsbDisconnected, UsbStall, UsbTimeout
 from gputwin.drivers.usb.protocol import Asm2464Protocol
 from gputwin.drivers.usb.transport import UsbTransport, find_bridges
 from gputwin.mock.usb import MockUsbBackend
@@ -118,3 +118,28 @@ def test_persistent_usb_faults_give_up_with_the_transfer_named():
     faults.stall(0, request=0xE5, count=3)
     with pytest.raises(UsbStall, match="XDATA write at 0x0010"):
         proto.xdata_write(0x10, b"\x01")
+
+
+def test_xdata_reads_take_as_many_data_stages_as_the_link_allows():
+    proto, _, enc, _ = make(usb2=True)
+    enc.xdata.ram[0x100:0x100 + 300] = bytes(range(150)) * 2
+    assert proto.xdata_read(0x100, 300) == bytes(range(150)) * 2
+    assert proto.config_read(4, 0, 0, 0) == 0xABCD1234
+
+
+def test_an_unplugged_enclosure_is_reported_at_once_without_retries():
+    proto, faults, _, _ = make()
+    faults.unplug()
+    with pytest.raises(UsbDisconnected, match="No such device"):
+        proto.config_read(4, 0, 0, 0)
+    assert proto.retries == 0
+
+
+def test_a_stalled_completion_read_is_read_again_and_persistent_loss_names_the_request():
+    proto, faults, enc, _ = make()
+    faults.stall(0, request=0xF0, request_type=0xC0)
+    sent = enc.tlp.sent
+    assert proto.config_read(4, 0, 0, 0) == 0xABCD1234 and enc.tlp.sent == sent + 1
+    faults.timeout(0, request=0xF0, request_type=0xC0, count=3)
+    with pytest.raises(UsbTimeout, match=r"CfgRd1 of 4 bytes at 0x4000000: completion read: .*gave up after 3"):
+        proto.config_read(4, 0, 0, 0)

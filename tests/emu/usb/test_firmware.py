@@ -6,7 +6,7 @@ import pytest
 
 from gputwin.abi import asm2464 as fw
 from gputwin.abi import pcie as regs
-from gputwin.emu.pcie import NotModelled
+from gputwin.emu.pcie import NotModelled, PcieError
 from gputwin.emu.usb.firmware import EndpointNak
 from tests.emu.usb.helpers import number_buses, open_windows, ram_enclosure
 
@@ -83,6 +83,10 @@ def test_streams_move_dwords_between_bulk_endpoints_and_a_bar():
 def test_sram_dma_moves_whole_sectors_from_a_slot_and_the_gpu_sees_them():
     enc, ep = ram_enclosure()
     f = enc.firmware
+    with pytest.raises(PcieError, match="bus mastering disabled"):
+        ep.upstream.view(fw.SRAM_BUS_ADDRESS, 4)
+    number_buses(enc)
+    open_windows(enc)                                                             # sets COMMAND.MASTER too
     payload = bytes(range(256)) * 8                                               # 4 sectors
     f.control_out(OUT, fw.REQ_SRAM_DMA, 4, 2 | 1 << 8, b"")
     assert f.bulk_out(fw.EP_BULK_OUT, payload) == len(payload)
@@ -107,3 +111,10 @@ def test_descriptors_and_unknown_requests():
         f.control_in(0x80, 6, 6 << 8, 0, 10)                                      # device qualifier: no answer
     with pytest.raises(NotModelled, match="0xe7"):
         f.control_out(OUT, 0xE7, 0, 0, b"")
+
+
+def test_a_request_leaves_its_address_in_b218_msb_first_low_then_high_dword():
+    enc, _ = ram_enclosure(powered=True)
+    tlp(enc.firmware, regs.TLP_MRD64, 0x12_3456_789C)                                # UR, but the registers are set
+    assert enc.xdata.read(0xB218, 8) == bytes([0x34, 0x56, 0x78, 0x9C, 0x00, 0x00, 0x00, 0x12])
+    assert enc.xdata.read(0xB210, 1) == b"\x20" and enc.xdata.read(0xB217, 1) == b"\x0f"

@@ -14,7 +14,7 @@ def send(enc, fmt, address, be=0xF, data=None):
     x.write(0xB210, bytes([fmt]))
     x.write(0xB217, bytes([be]))
     x.write(0xB218, struct.pack(">I", address & 0xFFFFFFFF))
-    x.write(0xB21C, (address >> 32).to_bytes(4, "little"))
+    x.write(0xB21C, struct.pack(">I", address >> 32))
     if data is not None:
         x.write(0xB220, struct.pack(">I", data))
     for strobe in (1, 2, 4):
