@@ -198,12 +198,13 @@ def _open_mock_usbamd(t: Target):
 def _open_usbamd(t: Target):
     """A real enclosure: libusb finds the bridge; no bridge is TargetNotAvailable, never a fall-back."""
     from gputwin.drivers.amd.am.device import AMDevice
+    from gputwin.drivers.amd.am.firmware import SYSTEM_DIR
     from gputwin.drivers.usb import BridgeNotFound, open_usb_pci
     try:
         pci = open_usb_pci(None, t.index or 0)
     except BridgeNotFound as e:
         raise TargetNotAvailable(f"{t.spec}: {e}; use MOCKUSBAMD for the emulated one") from None
-    dev = AMDevice(pci, "USBAMD")
+    dev = AMDevice(pci, "USBAMD", firmware_dir=SYSTEM_DIR)
     if t.arch is not None and dev.arch != t.arch:
         dev.close()
         raise TargetNotAvailable(f"{t.spec}: the GPU behind the bridge is {dev.arch}, not {t.arch}")

@@ -24,8 +24,9 @@ from gputwin.abi.amdgpu import ih as iv
 from gputwin.abi.amdgpu import versions
 from gputwin.abi.amdgpu.discovery import DISCOVERY_TMR_OFFSET
 from gputwin.abi.kfd_fault_record import GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, gputwin_fault_record
-from gputwin.drivers.amd.am import queues
+from gputwin.drivers.amd.am import nbio, queues
 from gputwin.drivers.amd.am.boot import boot
+from gputwin.drivers.amd.am.firmware import FIXTURE_DIR
 from gputwin.drivers.amd.am.gmc import VRAM_VA, Gmc, VramAllocator
 from gputwin.drivers.amd.am.ih import IH_RING_BYTES, IhRing
 from gputwin.drivers.amd.hcq_device import AMDHCQDevice
@@ -61,9 +62,11 @@ class AMDevice(AMDHCQDevice):
     kernarg_pool_size = KERNARG_POOL
     ring_size = RING_SIZE
 
-    def __init__(self, pci: PciDevice, name: str = "USBAMD"):
+    def __init__(self, pci: PciDevice, name: str = "USBAMD", firmware_dir=FIXTURE_DIR):
+        """firmware_dir: where the boot reads the PSP's load list (the synthetic fixtures an emulated board
+        accepts; /lib/firmware/amdgpu for a real one)."""
         self.pci = pci
-        chip = self.chip = boot(pci)
+        chip = self.chip = boot(pci, firmware_dir=firmware_dir)
         self.arch, self.name = chip.arch, f"{name} ({chip.arch})"
         self.props = chip_props(chip.discovery.gc_info, chip.arch)
         self.mmio, self.vram = chip.mmio, chip.vram
@@ -109,7 +112,7 @@ class AMDevice(AMDHCQDevice):
         self._compute_mapped = True
         self._queue_names[queues.COMPUTE_DOORBELL] = "compute queue 0"
         return queues.BarRing(f"{self.name} compute queue", self.vram, ring, self.ring_size, ptrs, self.doorbells,
-                              queues.COMPUTE_DOORBELL, 4, False, self._sleep, watchdog_s)
+                              queues.COMPUTE_DOORBELL, 4, False, self._sleep, watchdog_s, self._flush_hdp)
 
     def _create_sdma_ring(self) -> queues.BarRing:
         ring, ptrs = self._ring_memory()
@@ -118,7 +121,10 @@ class AMDevice(AMDHCQDevice):
         self._sdma_mapped = True
         self._queue_names[queues.SDMA_DOORBELL] = "sdma queue 1"
         return queues.BarRing(f"{self.name} sdma queue", self.vram, ring, self.ring_size, ptrs, self.doorbells,
-                              queues.SDMA_DOORBELL, 1, True, self._sleep, watchdog_s)
+                              queues.SDMA_DOORBELL, 1, True, self._sleep, watchdog_s, self._flush_hdp)
+
+    def _flush_hdp(self) -> None:
+        nbio.flush_hdp(self.mmio)
 
     def _apertures(self) -> tuple[int, int]:
         return PRIVATE_APERTURE, SHARED_APERTURE

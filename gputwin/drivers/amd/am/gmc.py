@@ -7,13 +7,14 @@ Address layout (all of it is the driver's choice):
   system     a DMA window at bus address b is mapped at SYSTEM_VA + b (SYSTEM | SNOOPED pages).
 The low VRAM that BAR0 reaches holds what the CPU touches (page tables, rings, signals, kernel arguments, the
 IH ring); user buffers come from the rest first. The page tables keep a host copy of every table, so an
-update writes only the entries that changed. After every change both hubs' TLBs are invalidated (engine 17:
-take the semaphore, REQ for VMID 0, wait for ACK, release)."""
+update writes only the entries that changed. After every change the HDP is flushed and both hubs' TLBs are
+invalidated (engine 17: take the semaphore, REQ for VMID 0, wait for ACK, release)."""
 from __future__ import annotations
 
 import numpy as np
 
 from gputwin.abi.amdgpu import versions, vm
+from gputwin.drivers.amd.am import nbio
 from gputwin.drivers.hcq import round_up
 from gputwin.errors import OutOfMemory
 
@@ -169,7 +170,7 @@ class Gmc:
 
     def __init__(self, mmio, vram, arch: str, start: int, visible: int, end: int, gc, mmhub):
         """VRAM [start, visible) is in BAR0's reach, [visible, end) is not; the rest belongs to the boot."""
-        self.vram = vram
+        self.vram, self.mmio = vram, mmio
         self.visible = VramAllocator(start, visible, "CPU-visible VRAM")
         self.hidden = VramAllocator(visible, end, "VRAM")
         self.hidden_start = visible
@@ -216,5 +217,7 @@ class Gmc:
         return SYSTEM_VA + bus_address
 
     def flush(self, clear_fault: bool = False) -> None:
+        """HDP flush (the table writes went through BAR0), then both hubs' TLBs."""
+        nbio.flush_hdp(self.mmio)
         for hub in self.hubs:
             hub.flush(clear_fault)

@@ -29,12 +29,14 @@ class DoorbellBar:
 
 
 class BarRing(RingBase):
-    """A ring whose dwords and read/write pointers sit in VRAM at `ring_at` / `ptrs_at` (rptr, then wptr)."""
+    """A ring whose dwords and read/write pointers sit in VRAM at `ring_at` / `ptrs_at` (rptr, then wptr).
+    `flush_hdp` runs after the write pointer, before the doorbell: what the host wrote through BAR0 (packets,
+    kernel arguments) must be visible to the engines when they fetch."""
 
     def __init__(self, name: str, vram, ring_at: int, ring_size: int, ptrs_at: int, doorbell, doorbell_offset: int,
-                 unit: int, contiguous: bool, stall, timeout_s):
+                 unit: int, contiguous: bool, stall, timeout_s, flush_hdp):
         super().__init__(name, ring_size, doorbell, doorbell_offset, unit, contiguous, stall, timeout_s)
-        self.vram, self.ring_at, self.ptrs_at = vram, ring_at, ptrs_at
+        self.vram, self.ring_at, self.ptrs_at, self.flush_hdp = vram, ring_at, ptrs_at, flush_hdp
 
     def _store(self, pos: int, data: np.ndarray) -> None:
         self.vram.write(self.ring_at + 4 * pos, np.ascontiguousarray(data, np.uint32).tobytes())
@@ -44,6 +46,7 @@ class BarRing(RingBase):
 
     def _write_wptr(self, value: int) -> None:
         self.vram.write(self.ptrs_at + 8, struct.pack("<Q", value))
+        self.flush_hdp()
 
 
 def compute_mqd(ring_va: int, ring_size: int, rptr_va: int, wptr_va: int, eop_va: int, eop_size: int,
