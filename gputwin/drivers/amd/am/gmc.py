@@ -15,12 +15,14 @@ import numpy as np
 
 from gputwin.abi.amdgpu import versions, vm
 from gputwin.drivers.amd.am import nbio
+from gputwin.drivers.amd.am.mmio import wait_until
 from gputwin.drivers.hcq import round_up
 from gputwin.errors import OutOfMemory
 
 VRAM_VA = 0x1000_0000_0000       # 16 TiB
 SYSTEM_VA = 0x0800_0000_0000     # 8 TiB
 VA_END = 1 << vm.VA_BITS
+TLB_TIMEOUT_S = 1.0
 HUGE = (vm.AMDGPU_VM_PDB1, vm.AMDGPU_VM_PDB0)   # leaf levels above the PTB: 1 GiB, 2 MiB
 
 
@@ -144,15 +146,16 @@ class Hub:
 
     def flush(self, clear_fault: bool = False) -> None:
         """Invalidate VMID 0's translations (gmc_v11_0_flush_vm_hub): semaphore, request, ack, release."""
-        while not self.mmio.read(self.reg("INVALIDATE_ENG17_SEM")) & 1:
-            pass
+        wait_until(lambda: self.mmio.read(self.reg("INVALIDATE_ENG17_SEM")), lambda v: v & 1,
+                   f"{self.prefix}_INVALIDATE_ENG17_SEM was never granted", TLB_TIMEOUT_S)
         self.mmio.write(self.reg("INVALIDATE_ENG17_REQ"), vm.VM_INVALIDATE_REQ__PER_VMID_INVALIDATE_REQ(1)
                         | vm.VM_INVALIDATE_REQ__INVALIDATE_L2_PTES(1) | vm.VM_INVALIDATE_REQ__INVALIDATE_L2_PDE0(1)
                         | vm.VM_INVALIDATE_REQ__INVALIDATE_L2_PDE1(1) | vm.VM_INVALIDATE_REQ__INVALIDATE_L2_PDE2(1)
                         | vm.VM_INVALIDATE_REQ__INVALIDATE_L1_PTES(1)
                         | vm.VM_INVALIDATE_REQ__CLEAR_PROTECTION_FAULT_STATUS_ADDR(int(clear_fault)))
-        while not vm.VM_INVALIDATE_ACK__PER_VMID_INVALIDATE_ACK.get(self.mmio.read(self.reg("INVALIDATE_ENG17_ACK"))) & 1:
-            pass
+        wait_until(lambda: self.mmio.read(self.reg("INVALIDATE_ENG17_ACK")),
+                   lambda v: vm.VM_INVALIDATE_ACK__PER_VMID_INVALIDATE_ACK.get(v) & 1,
+                   f"{self.prefix}_INVALIDATE_ENG17_ACK never acknowledged VMID 0", TLB_TIMEOUT_S)
         self.mmio.write(self.reg("INVALIDATE_ENG17_SEM"), 0)
 
     def fault(self) -> tuple[int, bool] | None:
