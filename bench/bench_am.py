@@ -5,7 +5,8 @@ Prints one figure per line, `name value unit`, the name ending in the device, th
   kernels_s        wall time of a compute-bound kernel suite: saxpy over 1 Mi floats x 8, and the tensor
                    demo's kernels (matmul, GELU, softmax; second run, programs loaded)
   launches_per_s   empty-kernel launches (the per-launch driver + transport cost)
-  copyin_MBps / copyout_MBps   16 MiB through the staging path (KFD: GTT; AM: the bridge SRAM + SDMA)
+  copyin_MBps / copyout_MBps   16 MiB x 3 through the staging path (KFD: GTT; AM: the bridge SRAM + SDMA)
+(launches and copies are bench_launch.py's measurements)
   ratio_kernels    MOCKUSBAMD / MOCKAMD kernel-suite time (goal: at most 1.5)
 Usage: python bench/bench_am.py [SPEC ...]   (default MOCKAMD MOCKUSBAMD)"""
 from __future__ import annotations
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import numpy as np  # noqa: E402
 
-import gputwin  # noqa: E402
+from bench_launch import copy_mb_per_s, launches_per_s  # noqa: E402  (bench/ is the script's directory)
 from gputwin.tensor import demo, get_context  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "drivers"
@@ -46,31 +47,6 @@ def kernel_suite_s(dev, spec: str) -> float:
     return time.perf_counter() - t
 
 
-def launches_per_s(dev, n: int = 200) -> float:
-    prg = dev.load((FIXTURES / "kernels_gfx1100_v5.hsaco").read_bytes(), "empty")
-    prg(grid=1, block=32)
-    dev.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        prg(grid=1, block=32)
-    dev.synchronize()
-    return n / (time.perf_counter() - t)
-
-
-def copy_mbps(dev, nbytes: int = 16 << 20) -> tuple[float, float]:
-    data = np.random.default_rng(0).integers(0, 256, nbytes, np.uint8)
-    out = np.empty_like(data)
-    buf = dev.alloc(nbytes)
-    t0 = time.perf_counter()
-    dev.copyin(buf, data)
-    dev.synchronize()
-    t1 = time.perf_counter()
-    dev.copyout(out, buf)
-    t2 = time.perf_counter()
-    assert (out == data).all()
-    return nbytes / (t1 - t0) / 1e6, nbytes / (t2 - t1) / 1e6
-
-
 def main() -> None:
     specs = sys.argv[1:] or ["MOCKAMD", "MOCKUSBAMD"]
     suite = {}
@@ -79,7 +55,7 @@ def main() -> None:
         suite[spec] = kernel_suite_s(dev, spec)
         print(f"kernels_s_{spec} {suite[spec]:.3f} s")
         print(f"launches_per_s_{spec} {launches_per_s(dev):.0f} 1/s")
-        cin, cout = copy_mbps(dev)
+        cin, cout = copy_mb_per_s(dev)
         print(f"copyin_MBps_{spec} {cin:.1f} MB/s")
         print(f"copyout_MBps_{spec} {cout:.1f} MB/s")
     if "MOCKAMD" in suite and "MOCKUSBAMD" in suite:
