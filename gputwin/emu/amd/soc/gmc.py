@@ -101,13 +101,24 @@ class VmHub:
         if not root & vm.AMDGPU_PTE_VALID:
             return []
         fmt = vm.pte_format(self.function.arch)
-        runs: list[list] = []
-        self._walk(fmt, root & vm.ADDRESS_MASK, vm.AMDGPU_VM_PDB2, 0, runs)
+        found: list[tuple[np.ndarray, ...]] = []
+        self._walk(fmt, root & vm.ADDRESS_MASK, vm.AMDGPU_VM_PDB2, 0, found)
+        if not found:
+            return []
+        va, size, entry = (np.concatenate(parts) for parts in zip(*found))
+        order = np.argsort(va, kind="stable")
+        va, size, entry = va[order], size[order], entry[order]
+        address = entry & np.uint64(vm.ADDRESS_MASK) & ~(size - np.uint64(1))
+        kind = entry & np.uint64(vm.AMDGPU_PTE_SYSTEM | vm.AMDGPU_PTE_WRITEABLE)
+        # a run continues while the next leaf follows in VA and in target, with the same kind
+        joined = (va[1:] == va[:-1] + size[:-1]) & (address[1:] == address[:-1] + size[:-1]) & (kind[1:] == kind[:-1])
+        starts = np.flatnonzero(np.concatenate(([True], ~joined)))
+        lengths = np.add.reduceat(size, starts)
         out = []
-        for va, size, system, address, writable in runs:   # clip to the context's range
-            lo, hi = max(va, start), min(va + size, end)
-            if lo < hi:
-                out.append((lo, hi - lo, system, address + lo - va, writable))
+        for lo, n, a, k in zip(va[starts].tolist(), lengths.tolist(), address[starts].tolist(), kind[starts].tolist()):
+            clo, chi = max(lo, start), min(lo + n, end)   # clip to the context's range
+            if clo < chi:
+                out.append((clo, chi - clo, bool(k & vm.AMDGPU_PTE_SYSTEM), a + clo - lo, bool(k & vm.AMDGPU_PTE_WRITEABLE)))
         return out
 
     def _table(self, address: int) -> np.ndarray:
@@ -116,27 +127,19 @@ class VmHub:
             raise RegisterError(f"{self.function.name}: page table at {address:#x} lies outside VRAM")
         return vram[address:address + vm.PAGE].view("<u8")
 
-    def _walk(self, fmt: vm.PteFormat, table: int, level: int, va0: int, runs: list) -> None:
+    def _walk(self, fmt: vm.PteFormat, table: int, level: int, va0: int, found: list) -> None:
+        """Collect (va, size, entry) arrays of the readable leaves under `table`; directories recurse."""
         entries = self._table(table)
-        valid = np.flatnonzero(entries & np.uint64(vm.AMDGPU_PTE_VALID))
+        index = np.flatnonzero(entries & np.uint64(vm.AMDGPU_PTE_VALID))
+        e = entries[index]
         shift = vm.LEVEL_SHIFT[level]
-        size = 1 << shift
-        for i in valid.tolist():
-            e = int(entries[i])
-            va = va0 + (i << shift)
-            if not fmt.is_leaf(e, level):
-                self._walk(fmt, e & vm.ADDRESS_MASK, level + 1, va, runs)
-                continue
-            if not e & vm.AMDGPU_PTE_READABLE:
-                continue   # an access faults, as a PTE without READABLE does
-            system, writable, address = bool(e & vm.AMDGPU_PTE_SYSTEM), bool(e & vm.AMDGPU_PTE_WRITEABLE), \
-                e & vm.ADDRESS_MASK & ~(size - 1)
-            last = runs[-1] if runs else None
-            if last and last[0] + last[1] == va and last[2] == system and last[3] + last[1] == address \
-                    and last[4] == writable:
-                last[1] += size
-            else:
-                runs.append([va, size, system, address, writable])
+        leaf = np.ones(index.size, bool) if level == vm.AMDGPU_VM_PTB else (e & np.uint64(fmt.pde_pte)) != 0
+        for i, d in zip(index[~leaf].tolist(), e[~leaf].tolist()):
+            self._walk(fmt, d & vm.ADDRESS_MASK, level + 1, va0 + (i << shift), found)
+        readable = leaf & ((e & np.uint64(vm.AMDGPU_PTE_READABLE)) != 0)   # no READABLE: an access faults
+        if readable.any():
+            va = np.uint64(va0) + (index[readable].astype(np.uint64) << np.uint64(shift))
+            found.append((va, np.full(va.size, 1 << shift, np.uint64), e[readable]))
 
 
 class Gmc:
