@@ -186,8 +186,11 @@ def _open_mock_usbamd(t: Target):
     from gputwin.drivers.usb import open_usb_pci
     from gputwin.emu.amd.soc import board
     from gputwin.mock.usb import usb_gpu
+    from gputwin.abi.amdgpu import ARCHS
     if t.index is not None:
         raise TargetNotAvailable(f"{t.spec}: a MOCKUSBAMD is one emulated enclosure; pick its arch, not an index")
+    if (t.arch or DEFAULT_AMD_ARCH) not in ARCHS:
+        raise TargetNotAvailable(f"{t.spec}: the emulated board behind the bridge models {', '.join(ARCHS)}")
     function = board.build(t.arch or DEFAULT_AMD_ARCH)
     backend, _enclosure = usb_gpu(function)
     dev = AMDevice(open_usb_pci(backend), "MOCKUSBAMD")

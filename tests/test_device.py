@@ -79,6 +79,8 @@ def test_mock_usbamd_boots_the_emulated_board_behind_the_bridge(spec, arch):
     dev.close()
     with pytest.raises(TargetNotAvailable, match="pick its arch"):
         devmod.open_device("MOCKUSBAMD:1")
+    with pytest.raises(TargetNotAvailable, match="models gfx1100, gfx1201"):
+        devmod.open_device("MOCKUSBAMD:gfx942")
 
 
 def test_missing_real_nvidia_gpu_says_what_was_looked_for(monkeypatch):
