@@ -25,7 +25,7 @@ def _modelled(arch: str) -> tuple[int, ...]:
 
 
 def _value(rnd: random.Random) -> int:
-    return rnd.choice([0, 1, 2, 0x10, 0x20000, 0x30000, 0x80000000, 0xFFFFFFFF, FB_BASE >> 20, FB_BASE >> 32,
+    return rnd.choice([0, 1, 2, 4, 0x10, 0x3C, 0x20000, 0x30000, 0x80000000, 0xFFFFFFFF, FB_BASE >> 20, FB_BASE >> 32,
                        (FB_BASE + 0x100000) & 0xFFFFFFFF, 0x7F000, rnd.getrandbits(32), rnd.getrandbits(8)])
 
 

@@ -8,7 +8,7 @@
   psp ring       the KM ring
   psp firmware   LOAD_TOC -> TMR size; LOAD_IP_FW SMU; SETUP_TMR (not on MP0 14.x, whose sOS reserves its TMR
                  at boot); LOAD_IP_FW for SDMA, CP, IMU, RLC
-  rlc autoload   AUTOLOAD_RLC: RLC starts the GFX microcode
+  rlc autoload   AUTOLOAD_RLC: RLC starts the GFX microcode; wait for RLC_RLCS_BOOTLOAD_STATUS.BOOTLOAD_COMPLETE
   smu            GetSmuVersion, driver table address, EnableAllSmuFeatures
 Each step's failure raises BootError naming the step (and the cause from the block). The boot memory (PSP
 staging buffer, ring, TMR, SMU table) is carved from the start of VRAM, inside the smallest BAR0, and reported
@@ -18,7 +18,7 @@ from __future__ import annotations
 import pathlib
 from dataclasses import dataclass
 
-from gputwin.abi.amdgpu import mmhub_module
+from gputwin.abi.amdgpu import mmhub_module, rlc
 from gputwin.abi.amdgpu import smu as s
 from gputwin.abi.amdgpu.psp import PSP_FW_TYPE_PSP_TOC
 from gputwin.drivers.amd.am import nbio
@@ -102,6 +102,9 @@ def boot(pci: PciDevice, *, firmware_dir: pathlib.Path = FIXTURE_DIR, timeout: f
         _load_ip_firmware(psp, firmware, boot_time_tmr=disc.versions["MP0"] in BOOT_TIME_TMR)
         step = "rlc autoload"
         psp.autoload_rlc()
+        bootload = rlc.RLC_RLCS_BOOTLOAD_STATUS[disc.versions["GC"][0]]
+        wait_until(lambda: mmio.read(bootload), lambda v: v & rlc.BOOTLOAD_COMPLETE, "RLC autoload to complete",
+                   timeout)
         step = "smu"
         smu_version = _start_smu(smu, mc_base + arena(SMU_TABLE_SIZE, 0x1000))
     except Exception as e:   # every failure leaves naming its step; the cause stays chained

@@ -80,14 +80,21 @@ class Nbio:
             return "vram", address
         if index % 4:
             raise RegisterError(f"{self.function.name}: MM_INDEX {index:#x} is not a dword register address")
-        return "reg", index // 4
+        return "reg", self._not_a_data_window(index // 4, "MM_INDEX")
 
     def _smn_dword(self) -> int:
         regs = self.function.regs
         address = regs.value(PCIE_INDEX2) | regs.value(PCIE_INDEX2_HI) << 32
         if address % 4:
             raise RegisterError(f"{self.function.name}: SMN address {address:#x} is not dword-aligned")
-        return address // 4
+        return self._not_a_data_window(address // 4, "PCIE_INDEX2")
+
+    def _not_a_data_window(self, dword: int, index: str) -> int:
+        """A window may not point at a data register (its own or the other's): that would access itself."""
+        if dword in (MM_DATA, PCIE_DATA2):
+            raise RegisterError(f"{self.function.name}: {index} points at the data window register at dword "
+                                f"{dword:#x}")
+        return dword
 
     def _smn_read(self) -> int:
         return self.function.regs.read(self._smn_dword())

@@ -10,8 +10,8 @@ State machine:
               C2PMSG_64 is READY | 16-bit status. Writes of the write pointer C2PMSG_67 run the frames up to it.
   commands    LOAD_TOC (reports the TMR size), SETUP_TMR (after the TOC), LOAD_IP_FW (SMU may come before the
               TMR, everything else after it; MP0 14.x sets its TMR up at boot), AUTOLOAD_RLC (needs RLC, IMU
-              and the CP firmware loaded). Each command's status goes to the response (offset 864), then the
-              fence value to the fence address.
+              and the CP firmware loaded; then RLC_RLCS_BOOTLOAD_STATUS reads BOOTLOAD_COMPLETE). Each
+              command's status goes to the response (offset 864), then the fence value to the fence address.
 Firmware pieces are verified against their signed-image header (the synthetic stand-in, see
 gputwin/abi/amdgpu/firmware.py) and recorded in function.firmware by their GFX_FW_TYPE name."""
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from gputwin.abi.amdgpu import ip_bases
 from gputwin.abi.amdgpu import psp as p
+from gputwin.abi.amdgpu import rlc
 from gputwin.abi.amdgpu.firmware import SYNTHETIC_HEADER, SYNTHETIC_MAGIC, SYNTHETIC_PSP_TAG
 from gputwin.emu.amd.soc.regfile import RegisterError
 
@@ -244,4 +245,7 @@ def attach(function) -> Psp:
     add(p.C2PMSG_69)
     add(p.C2PMSG_70)
     add(p.C2PMSG_71)
+    bootload = rlc.RLC_RLCS_BOOTLOAD_STATUS[function.profile.gfx_target_version // 10000]
+    add(bootload, read=lambda: rlc.BOOTLOAD_COMPLETE if psp.autoloaded else 0,
+        write=lambda v: psp.refuse(bootload, v))
     return psp

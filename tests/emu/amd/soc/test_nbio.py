@@ -32,6 +32,15 @@ def test_mm_index_without_bit31_reaches_registers(f):
     assert f.regs.read(n.MM_DATA) == 1024
 
 
+@pytest.mark.parametrize("index, target", [(n.MM_INDEX, n.MM_DATA), (n.MM_INDEX, n.PCIE_DATA2),
+                                           (n.PCIE_INDEX2, n.PCIE_DATA2), (n.PCIE_INDEX2, n.MM_DATA)])
+def test_a_window_pointed_at_a_data_register_is_refused_not_recursed(f, index, target):
+    f.regs.write(index, 4 * target)
+    data = n.MM_DATA if index == n.MM_INDEX else n.PCIE_DATA2
+    with pytest.raises(RegisterError, match="points at the data window register"):
+        f.regs.read(data)
+
+
 def test_mm_data_outside_vram_fails(f):
     f.regs.write(n.MM_INDEX_HI, 1)
     f.regs.write(n.MM_INDEX, 1 << 31)

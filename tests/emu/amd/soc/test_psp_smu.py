@@ -9,6 +9,7 @@ from gputwin.abi.amdgpu import ip_bases
 from gputwin.abi.amdgpu import psp as p
 from gputwin.abi.amdgpu import smu as s
 from gputwin.emu.amd.soc.board import build
+from gputwin.emu.amd.soc.psp import AUTOLOAD_NEEDS
 from gputwin.emu.amd.soc.regfile import RegisterError
 
 GIB, MIB = 1 << 30, 1 << 20
@@ -178,3 +179,18 @@ def test_a_frame_pointing_outside_the_frame_buffer_is_named():
     c.put(RING, struct.pack("<IIIIII", 0x1000, 0, 1024, *c.lohi(FENCE), 1) + bytes(40))
     with pytest.raises(RegisterError, match="PSP command buffer at MC address 0x1000"):
         c.wr(p.C2PMSG_67, 16)
+
+
+@pytest.mark.parametrize("arch, dword", [("gfx1100", 0xA000 + 0x4E82), ("gfx1201", 0xA000 + 0x4E7C)])
+def test_rlc_bootload_status_completes_with_the_autoload(arch, dword):
+    c = Chip(arch)
+    assert c.f.regs.read(dword) == 0
+    c.boot_sos()
+    if arch == "gfx1100":   # gfx1201's sOS has had its TMR since boot
+        assert c.toc_and_tmr() == 0
+    for name in AUTOLOAD_NEEDS[arch]:
+        assert c.load(name, signed(p.GFX_FW_TYPE[name])) == 0
+    assert c.command(p.GFX_CMD_ID_AUTOLOAD_RLC)[0] == 0
+    assert c.f.regs.read(dword) == 1 << 31
+    with pytest.raises(RegisterError, match="RLC_RLCS_BOOTLOAD_STATUS, which the PSP owns"):
+        c.f.regs.write(dword, 0)
