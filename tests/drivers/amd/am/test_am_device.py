@@ -70,3 +70,19 @@ def test_without_the_fault_record_the_ih_vector_and_fault_registers_tell_the_add
         dev.synchronize()
     assert e.value.address == (buf.va + (1 << 36)) & ~0xFFF and e.value.write is True and e.value.kernel is None
 
+
+
+@pytest.mark.parametrize("keeps_record", [True, False])
+def test_an_sdma_copy_to_an_unmapped_address_is_a_memory_fault(keeps_record):
+    function = board.build("gfx1100")
+    dev = AMDevice(DirectPciDevice(function), "MOCKUSBAMD")
+    function.blocks["interrupts"].keeps_record = keeps_record
+    src = dev.alloc(4096)
+    bad = 0x7000_0000_0000
+    dev._enqueue(lambda wait, sig: dev._copy_queue().wait(dev.timeline_signal, wait).copy(bad, src.va, 256)
+                 .signal(dev.timeline_signal, sig))
+    with pytest.raises(MemoryFault) as e:
+        dev.synchronize()
+    assert e.value.address == (bad if keeps_record else bad & ~0xFFF) and e.value.write is True
+    if keeps_record:
+        assert e.value.queue == "sdma queue 1"
