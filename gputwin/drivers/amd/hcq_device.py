@@ -37,7 +37,8 @@ class AMDProgram(Program):
 
 class AMDHCQDevice(HCQDevice):
     """Needs, from the subclass: props (topology-style chip properties), _apertures() -> (private, shared
-    aperture bases), _kernargs (a Buffer) and _kernarg_ring (its SlotRing), _queue_names."""
+    aperture bases), _kernargs (a Buffer) and _kernarg_ring (its SlotRing); it names its queues in
+    _queue_names (record queue_id -> name)."""
     props: dict[str, int]
 
     def __init__(self):

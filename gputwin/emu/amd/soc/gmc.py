@@ -19,6 +19,7 @@ import numpy as np
 from gputwin.abi.amdgpu import ip_bases, versions, vm
 from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.emu.memory import AddressSpace
+from gputwin.emu.pcie import PcieError
 
 VMID0 = 1 << 0
 PERMISSION_WRITE = 1 << 2   # PERMISSION_FAULTS bits: valid, read, write, execute
@@ -164,7 +165,10 @@ class Gmc:
                 va, size, system, address, writable = run
                 backing = self._backings.get(run)
                 if backing is None and system and upstream is not None:
-                    backing = upstream.view(address, size)
+                    try:
+                        backing = upstream.view(address, size)
+                    except PcieError:
+                        continue   # no bus memory there: an access faults
                 elif backing is None and not system and address + size <= self.function.vram_size:
                     backing = self.function.vram[address:address + size]
                 if backing is None:
