@@ -2,9 +2,13 @@
 gfx12 entry formats), the emulated GMC walks them on the TLB-invalidate handshake and the engines' address
 space follows; unmapped accesses fault (the IH side: tests/drivers/amd/am/test_am_device.py)."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gputwin.abi.amdgpu import versions, vm
+from gputwin.abi.amdgpu import ip_bases, versions, vm
 from gputwin.drivers.amd.am.gmc import VRAM_VA, Gmc
+from gputwin.emu.amd.soc import board
+from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.errors import MemoryFault
 from tests.emu.amd.soc.am_rig import booted
 
@@ -96,3 +100,32 @@ def test_page_tables_of_an_unmodelled_depth_are_refused():
                    | vm.VM_CONTEXT_CNTL__PAGE_TABLE_DEPTH(1))
     with pytest.raises(Exception, match="depth 1"):
         hub.flush()
+
+
+@settings(max_examples=40, deadline=None)
+@given(entries=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 511), st.integers(0, (1 << 64) - 1)),
+                        max_size=24))
+def test_arbitrary_page_tables_map_only_real_memory_or_fail_closed(entries):
+    """Whatever the tables hold, an invalidate either builds regions inside VRAM / the DMA window or raises
+    RegisterError; the host process never sees anything else."""
+    f = board.build("gfx1100", vram_size=256 * MIB)
+    tables = [16 * MIB + i * 4096 for i in range(4)]   # four tables the entries may point between
+    f.vram[16 * MIB:16 * MIB + 4 * 4096] = 0
+    for table, index, value in entries:
+        if value & 1 and value % 7 == 0:
+            value = (value & ~vm.ADDRESS_MASK) | tables[value % 4]   # often a directory to another table
+        f.vram[tables[table] + 8 * index:tables[table] + 8 * index + 8].view("<u8")[0] = value
+    regs = versions.gc("gfx1100")
+    hub = f.blocks["gmc"].gfxhub
+    hub.set("CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32", tables[0] | 1)
+    hub.set("CONTEXT0_PAGE_TABLE_END_ADDR_LO32", 0xFFFFFFFF)
+    hub.set("CONTEXT0_PAGE_TABLE_END_ADDR_HI32", 0xF)
+    hub.set("CONTEXT0_CNTL", vm.VM_CONTEXT_CNTL__ENABLE_CONTEXT(1) | vm.VM_CONTEXT_CNTL__PAGE_TABLE_DEPTH(3))
+    try:
+        f.regs.write(regs.regGCVM_INVALIDATE_ENG17_REQ.address(ip_bases("gfx1100")), 1)
+    except RegisterError:
+        return
+    vram_at = f.vram.__array_interface__["data"][0]
+    for region in f.gpu.mem.regions():   # no upstream memory here: every region is a slice of VRAM
+        offset = region.data.__array_interface__["data"][0] - vram_at
+        assert 0 <= offset and offset + region.data.size <= f.vram_size and region.end <= 1 << 48
