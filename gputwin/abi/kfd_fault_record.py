@@ -65,6 +65,11 @@ class gputwin_fault_record(ctypes.Structure):
 assert ctypes.sizeof(gputwin_fault_record) == 536
 
 
+# Where an emulated AM board (no KFD in between) shows the record: a read-only window at this byte offset of
+# its 1 MiB MMIO BAR (BAR5), `valid` cleared by a write (gputwin/emu/amd/soc/interrupts.py). Not a register of
+# the real chip: a driver trusts it only when magic and version match.
+AM_MMIO_RECORD_OFFSET = (1 << 20) - 1024
+
 _WIDE = ("pc", "code_address", "address", "ring_offset")   # 64-bit record fields
 
 

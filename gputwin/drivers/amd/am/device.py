@@ -23,6 +23,7 @@ import numpy as np
 from gputwin.abi.amdgpu import ih as iv
 from gputwin.abi.amdgpu import versions
 from gputwin.abi.amdgpu.discovery import DISCOVERY_TMR_OFFSET
+from gputwin.abi.kfd_fault_record import AM_MMIO_RECORD_OFFSET as FAULT_RECORD_OFFSET
 from gputwin.abi.kfd_fault_record import GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, gputwin_fault_record
 from gputwin.drivers.amd.am import nbio, queues
 from gputwin.drivers.amd.am.boot import boot
@@ -44,7 +45,6 @@ MAX_STAGING = 2 << 20
 # SH_MEM_BASES as amdgpu sets it for 64-bit apertures (gfx_v11_0 init_compute_vmid): LDS at 1 << 48,
 # scratch at 2 << 48 — the apertures the emulated shader reports in src_shared_base / src_private_base
 SHARED_APERTURE, PRIVATE_APERTURE = 1 << 48, 2 << 48
-FAULT_RECORD_OFFSET = (1 << 20) - 1024   # gputwin's fault record window in BAR5 (see emu/amd/soc/interrupts.py)
 _VALID = gputwin_fault_record.valid.offset
 
 

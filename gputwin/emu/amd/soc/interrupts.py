@@ -16,11 +16,10 @@ import ctypes
 import numpy as np
 
 from gputwin.abi.amdgpu import ih as iv
+from gputwin.abi.kfd_fault_record import AM_MMIO_RECORD_OFFSET as FAULT_RECORD_OFFSET
 from gputwin.abi.kfd_fault_record import gputwin_fault_record, record_of
-from gputwin.emu.amd.soc.function import MMIO_BAR_SIZE
 from gputwin.errors import MemoryFault, PacketError
 
-FAULT_RECORD_OFFSET = MMIO_BAR_SIZE - 1024     # byte offset in BAR5
 RECORD_BYTES = ctypes.sizeof(gputwin_fault_record)
 _VALID_DWORD = gputwin_fault_record.valid.offset // 4
 
