@@ -5,7 +5,8 @@ The CP_HQD_* / CP_MQD_* registers (regCP_MQD_BASE_ADDR .. regCP_HQD_PQ_WPTR_HI) 
 queue; GRBM_GFX_CNTL selects the bank. Writing CP_HQD_ACTIVE = 1 activates the selected queue from its bank:
 ring at CP_HQD_PQ_BASE(_HI) << 8 of 2 ** (PQ_CONTROL.QUEUE_SIZE + 1) dwords, read pointer reported at
 CP_HQD_PQ_RPTR_REPORT_ADDR, doorbell at CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET when DOORBELL_EN and inside
-the MEC doorbell range. It becomes a compute queue of the shared command processor (GPU.create_compute_queue),
+the MEC doorbell range (a queue without DOORBELL_EN, found by write-pointer polling, is not modelled: the
+activation fails closed). It becomes a compute queue of the shared command processor (GPU.create_compute_queue),
 run on each doorbell write. ACTIVE = 0 or a DEQUEUE_REQUEST unmaps it. Nothing runs unless the PSP loaded
 the MEC microcode (function.firmware)."""
 from __future__ import annotations
@@ -68,13 +69,14 @@ class HqdBlock:
 
     # --- activation -------------------------------------------------------------------------------
     def _active(self, value: int) -> None:
-        self._store(self.gc.regCP_HQD_ACTIVE.address(ip_bases(self.function.arch)) - self.first, value)
+        """ACTIVE reads back 1 only once the queue is mapped (a refused activation leaves it 0)."""
         key = self.selected()
         if mqd.CP_HQD_ACTIVE__ACTIVE.get(value):
             if key not in self.queues:
                 self._map(key)
         else:
             self._unmap(key)
+        self._store(self.gc.regCP_HQD_ACTIVE.address(ip_bases(self.function.arch)) - self.first, value)
 
     def _dequeue(self, value: int) -> None:
         if mqd.CP_HQD_DEQUEUE_REQUEST__DEQUEUE_REQ.get(value):
@@ -86,21 +88,23 @@ class HqdBlock:
         if MEC_FIRMWARE not in f.firmware:
             raise RegisterError(f"{f.name}: CP_HQD_ACTIVE on ME{key[0]} pipe {key[1]} queue {key[2]}: the MEC "
                                 f"microcode ({MEC_FIRMWARE}) was not loaded by the PSP, the MEC does not run")
+        bell = self.reg(gc.regCP_HQD_PQ_DOORBELL_CONTROL)
+        if not mqd.CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_EN.get(bell):
+            raise RegisterError(f"{f.name}: CP_HQD_ACTIVE on ME{key[0]} pipe {key[1]} queue {key[2]} without "
+                                f"DOORBELL_EN: a queue the MEC finds by polling its write pointer is not modelled")
         ring = (self.reg(gc.regCP_HQD_PQ_BASE) | self.reg(gc.regCP_HQD_PQ_BASE_HI) << 32) << 8
         size = 4 << (mqd.CP_HQD_PQ_CONTROL__QUEUE_SIZE.get(self.reg(gc.regCP_HQD_PQ_CONTROL)) + 1)
         rptr = (self.reg(gc.regCP_HQD_PQ_RPTR_REPORT_ADDR) | self.reg(gc.regCP_HQD_PQ_RPTR_REPORT_ADDR_HI) << 32) & ~3
         wptr = (self.reg(gc.regCP_HQD_PQ_WPTR_POLL_ADDR) | self.reg(gc.regCP_HQD_PQ_WPTR_POLL_ADDR_HI) << 32) & ~7
         q = f.gpu.create_compute_queue(ring, size, rptr, wptr, name=f"hqd{key[0]}.{key[1]}.{key[2]}")
         self.queues[key] = q
-        bell = self.reg(gc.regCP_HQD_PQ_DOORBELL_CONTROL)
-        if mqd.CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_EN.get(bell):
-            offset = mqd.CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET.get(bell)
-            bases = ip_bases(f.arch)
-            lo = mqd.CP_MEC_DOORBELL_RANGE__OFFSET.get(f.regs.value(gc.regCP_MEC_DOORBELL_RANGE_LOWER.address(bases)))
-            hi = mqd.CP_MEC_DOORBELL_RANGE__OFFSET.get(f.regs.value(gc.regCP_MEC_DOORBELL_RANGE_UPPER.address(bases)))
-            if lo <= offset <= hi:   # outside the MEC's range the doorbell goes to no queue
-                f.doorbells.claim(4 * offset, lambda value, q=q: f.gpu.ring_doorbell(q, value))
-                self._doorbells[key] = 4 * offset
+        offset = mqd.CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET.get(bell)
+        bases = ip_bases(f.arch)
+        lo = mqd.CP_MEC_DOORBELL_RANGE__OFFSET.get(f.regs.value(gc.regCP_MEC_DOORBELL_RANGE_LOWER.address(bases)))
+        hi = mqd.CP_MEC_DOORBELL_RANGE__OFFSET.get(f.regs.value(gc.regCP_MEC_DOORBELL_RANGE_UPPER.address(bases)))
+        if lo <= offset <= hi:   # outside the MEC's range the doorbell goes to no queue
+            f.doorbells.claim(4 * offset, lambda value, q=q: f.gpu.ring_doorbell(q, value))
+            self._doorbells[key] = 4 * offset
 
     def _unmap(self, key) -> None:
         q = self.queues.pop(key, None)

@@ -4,7 +4,8 @@ at SDMA_ENGINE_STRIDE * n).
 Writing RB_CNTL with RB_ENABLE maps the ring: base RB_BASE(_HI) << 8, 2 ** RB_SIZE dwords, read pointer
 written back at RB_RPTR_ADDR_LO/HI (RPTR_WRITEBACK_ENABLE), doorbell at DOORBELL_OFFSET when DOORBELL.ENABLE.
 It becomes a queue of the shared SDMA engine (GPU.create_sdma_queue); its doorbell carries the write pointer
-in bytes. Clearing RB_ENABLE unmaps it. Nothing runs unless the PSP loaded the SDMA microcode."""
+in bytes (without DOORBELL.ENABLE the engine would poll the write pointer: not modelled, RB_ENABLE fails
+closed). Clearing RB_ENABLE unmaps it. Nothing runs unless the PSP loaded the SDMA microcode."""
 from __future__ import annotations
 
 from gputwin.abi.amdgpu import ip_bases, mqd, versions
@@ -46,13 +47,15 @@ class SdmaEngine:
         if SDMA_FIRMWARE not in f.firmware:
             raise RegisterError(f"{f.name}: SDMA{self.index} RB_ENABLE: the SDMA microcode ({SDMA_FIRMWARE}) was "
                                 f"not loaded by the PSP, the engine does not run")
+        if not mqd.SDMA_QUEUE_DOORBELL__ENABLE.get(self._value("DOORBELL")):
+            raise RegisterError(f"{f.name}: SDMA{self.index} RB_ENABLE without DOORBELL.ENABLE: a ring the engine "
+                                f"finds by polling its write pointer is not modelled")
         ring = (self._value("RB_BASE") | self._value("RB_BASE_HI") << 32) << 8
         size = 4 << mqd.SDMA_QUEUE_RB_CNTL__RB_SIZE.get(cntl)
         rptr = (self._value("RB_RPTR_ADDR_LO") | self._value("RB_RPTR_ADDR_HI") << 32) & ~3
         self.queue = f.gpu.create_sdma_queue(ring, size, rptr, rptr, name=f"sdma{self.index}.0")
-        if mqd.SDMA_QUEUE_DOORBELL__ENABLE.get(self._value("DOORBELL")):
-            self._doorbell = 4 * mqd.SDMA_QUEUE_DOORBELL_OFFSET__OFFSET.get(self._value("DOORBELL_OFFSET"))
-            f.doorbells.claim(self._doorbell, lambda value, q=self.queue: f.gpu.ring_doorbell(q, value))
+        self._doorbell = 4 * mqd.SDMA_QUEUE_DOORBELL_OFFSET__OFFSET.get(self._value("DOORBELL_OFFSET"))
+        f.doorbells.claim(self._doorbell, lambda value, q=self.queue: f.gpu.ring_doorbell(q, value))
 
     def _unmap(self) -> None:
         if self.queue is not None:

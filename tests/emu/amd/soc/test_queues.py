@@ -95,3 +95,14 @@ def test_sdma_queue_registers_map_a_ring_its_doorbell_runs_in_bytes(arch):
     assert int(f.vram[PTRS:PTRS + 8].view("<u8")[0]) == 16 and chip.mmio.read(gc.regSDMA0_QUEUE0_RB_RPTR) == 16
     queues.unmap_sdma_queue(chip.mmio, gc)
     assert f.gpu.queues == []
+
+
+def test_queues_without_a_doorbell_are_not_modelled():
+    f, pci, chip, gc = _rig()
+    m = _mqd()
+    m.cp_hqd_pq_doorbell_control = 0
+    with pytest.raises(RegisterError, match="DOORBELL_EN"):
+        queues.map_compute_queue(chip.mmio, gc, m, queues.COMPUTE_DOORBELL)
+    chip.mmio.write(gc.regSDMA0_QUEUE0_DOORBELL, 0)
+    with pytest.raises(RegisterError, match="DOORBELL.ENABLE"):
+        chip.mmio.write(gc.regSDMA0_QUEUE0_RB_CNTL, 1)
