@@ -37,10 +37,13 @@ class SdmaEngine:
         return self.queue.rptr & 0xFFFFFFFF if self.queue is not None else self._value("RB_RPTR")
 
     def _cntl_write(self, value: int) -> None:
-        self.function.regs.get(self._addr["RB_CNTL"]).value = value
+        """RB_ENABLE reads back 1 only once the ring is mapped (a refused enable leaves it 0)."""
+        reg = self.function.regs.get(self._addr["RB_CNTL"])
         self._unmap()
+        reg.value = value & ~mqd.SDMA_QUEUE_RB_CNTL__RB_ENABLE.mask
         if mqd.SDMA_QUEUE_RB_CNTL__RB_ENABLE.get(value):
             self._map(value)
+            reg.value = value
 
     def _map(self, cntl: int) -> None:
         f = self.function
