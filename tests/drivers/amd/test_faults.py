@@ -163,11 +163,12 @@ def test_an_emulator_failure_is_a_gpu_fault_naming_it_not_a_hang(dev, hsaco, mon
     assert "emulator error: IndexError: index 7 is out of bounds" in str(e)
 
 
-@pytest.mark.parametrize("arch,block", [("gfx1201", 32), ("gfx942", 64)])
-def test_memory_fault_names_kernel_and_arch_on_the_other_archs(arch, block):
+@pytest.mark.parametrize("kind,arch,block", [("MOCKAMD", "gfx1201", 32), ("MOCKAMD", "gfx942", 64),
+                                             ("MOCKUSBAMD", "gfx1201", 32)])
+def test_memory_fault_names_kernel_and_arch_on_the_other_archs(kind, arch, block):
     from pathlib import Path
     blob = (Path(__file__).resolve().parents[3] / "fixtures" / "drivers" / f"kernels_{arch}_v5.hsaco").read_bytes()
-    d = gputwin.open_device(f"MOCKAMD:{arch}")
+    d = gputwin.open_device(f"{kind}:{arch}")
     try:
         buf = d.alloc(4096)
         d.load(blob, "fault")(buf, 1 << 36, grid=1, block=block)
