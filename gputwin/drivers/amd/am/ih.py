@@ -23,13 +23,19 @@ class IhRing:
         mmio.write(regs.regIH_RB_WPTR_ADDR_HI, wptr_mc >> 32)
         mmio.write(regs.regIH_RB_RPTR, 0)
         mmio.write(regs.regIH_RB_WPTR, 0)
-        mmio.write(regs.regIH_RB_CNTL, iv.IH_RB_CNTL__RB_ENABLE(1)
-                   | iv.IH_RB_CNTL__RB_SIZE((IH_RING_BYTES // 4).bit_length() - 1)
-                   | iv.IH_RB_CNTL__WPTR_WRITEBACK_ENABLE(1) | iv.IH_RB_CNTL__WPTR_OVERFLOW_ENABLE(1)
-                   | iv.IH_RB_CNTL__ENABLE_INTR(1) | iv.IH_RB_CNTL__MC_SPACE(iv.MC_SPACE_PHYSICAL))
+        self.cntl = iv.IH_RB_CNTL__RB_ENABLE(1) | iv.IH_RB_CNTL__RB_SIZE((IH_RING_BYTES // 4).bit_length() - 1) \
+            | iv.IH_RB_CNTL__WPTR_WRITEBACK_ENABLE(1) | iv.IH_RB_CNTL__WPTR_OVERFLOW_ENABLE(1) \
+            | iv.IH_RB_CNTL__ENABLE_INTR(1) | iv.IH_RB_CNTL__MC_SPACE(iv.MC_SPACE_PHYSICAL)
+        mmio.write(regs.regIH_RB_CNTL, self.cntl)
+        self.overflows = 0   # how often vectors were lost to a full ring
 
     def poll(self) -> list[iv.InterruptVector]:
+        """The vectors since the last poll. A ring that overflowed lost vectors: the overflow is counted and
+        cleared (WPTR_OVERFLOW_CLEAR, as ih_v6_0_get_wptr does) so the IH writes again."""
         wptr = int.from_bytes(self.vram.read(self.wptr_at, 4), "little")
+        if iv.IH_RB_WPTR__RB_OVERFLOW.get(wptr):
+            self.overflows += 1
+            self.mmio.write(self.regs.regIH_RB_CNTL, self.cntl | iv.IH_RB_CNTL__WPTR_OVERFLOW_CLEAR(1))
         end = iv.IH_RB_WPTR__OFFSET.get(wptr) << 2
         if end == self.rptr:
             return []

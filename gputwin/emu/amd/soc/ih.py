@@ -65,15 +65,20 @@ class InterruptHandler:
         nxt = (self.wptr + iv.IV_BYTES) % size
         if nxt == rptr:
             self.overflow = True
+            self._write_back(cntl)   # the copy shows RB_OVERFLOW too
             return
         base = (self._value("IH_RB_BASE") | self._value("IH_RB_BASE_HI") << 32) << 8
         ring = self.function.fb.vram_view(base, size, "IH ring")
         ring[self.wptr:self.wptr + iv.IV_BYTES] = np.frombuffer(vector.pack(), np.uint8)
         self.wptr = nxt
         self.posted.append(vector)
+        self._write_back(cntl)
+
+    def _write_back(self, cntl: int) -> None:
         if iv.IH_RB_CNTL__WPTR_WRITEBACK_ENABLE.get(cntl):
             where = self._value("IH_RB_WPTR_ADDR_LO") | self._value("IH_RB_WPTR_ADDR_HI") << 32
-            self.function.fb.vram_view(where & ~3, 4, "IH write-pointer copy")[:] = np.frombuffer(self._wptr_read().to_bytes(4, "little"), np.uint8)
+            copy = self.function.fb.vram_view(where & ~3, 4, "IH write-pointer copy")
+            copy[:] = np.frombuffer(self._wptr_read().to_bytes(4, "little"), np.uint8)
 
 
 def attach(function) -> InterruptHandler:

@@ -39,9 +39,12 @@ def test_the_ring_wraps_and_a_full_ring_overflows():
         assert [v.src_data[0] for v in ring.poll()] == list(range(per_ring // 2))
     for i in range(per_ring):   # nobody reads: the last slot stays free, the rest overflows
         ih.post(iv.InterruptVector(iv.SOC21_IH_CLIENTID_GFX, iv.GFX_11_0_0__SRCID__SDMA_TRAP))
-    got = ring.poll()
-    assert len(got) == per_ring - 1
     assert iv.IH_RB_WPTR__RB_OVERFLOW.get(chip.mmio.read(versions.osssys("gfx1100").regIH_RB_WPTR))
+    got = ring.poll()
+    assert len(got) == per_ring - 1 and ring.overflows == 1
+    assert not iv.IH_RB_WPTR__RB_OVERFLOW.get(chip.mmio.read(versions.osssys("gfx1100").regIH_RB_WPTR))
+    ih.post(iv.InterruptVector(iv.SOC21_IH_CLIENTID_GFX, iv.GFX_11_0_0__SRCID__SDMA_TRAP, src_data=(9, 0, 0, 0)))
+    assert [v.src_data[0] for v in ring.poll()] == [9]   # written again after the clear
 
 
 def test_a_virtual_address_ring_is_not_modelled():
