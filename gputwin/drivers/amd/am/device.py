@@ -28,7 +28,7 @@ from gputwin.abi.kfd_fault_record import GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERS
 from gputwin.drivers.amd.am import nbio, queues
 from gputwin.drivers.amd.am.boot import boot
 from gputwin.drivers.amd.am.firmware import FIXTURE_DIR
-from gputwin.drivers.amd.am.gmc import VRAM_VA, Gmc, VramAllocator
+from gputwin.drivers.amd.am.gmc import VRAM_VA, ExtentAllocator, Gmc
 from gputwin.drivers.amd.am.ih import IH_RING_BYTES, IhRing
 from gputwin.drivers.amd.hcq_device import AMDHCQDevice
 from gputwin.drivers.amd.pm4 import AMDComputeQueue
@@ -76,7 +76,7 @@ class AMDevice(AMDHCQDevice):
         self.gmc = Gmc(self.mmio, self.vram, self.arch, chip.reserved[0] + chip.reserved[1], visible,
                        vram_size - DISCOVERY_TMR_OFFSET, self.gc, versions.mmhub(self.arch))
         self.doorbells = queues.DoorbellBar(pci.bar(2))
-        self._windows = [(w, self.gmc.map_system(w.bus_address, w.size), VramAllocator(0, w.size, "DMA window"))
+        self._windows = [(w, self.gmc.map_system(w.bus_address, w.size), ExtentAllocator(0, w.size))
                          for w in pci.dma_windows()]
         if not self._windows:
             raise OutOfMemory(f"{pci.name} offers no DMA window for copies", size=0, heap="system")

@@ -26,11 +26,12 @@ TLB_TIMEOUT_S = 1.0
 HUGE = (vm.AMDGPU_VM_PDB1, vm.AMDGPU_VM_PDB0)   # leaf levels above the PTB: 1 GiB, 2 MiB
 
 
-class VramAllocator:
-    """First fit over the free extents of [start, end); sizes and alignment in bytes (4 KiB multiples)."""
+class ExtentAllocator:
+    """First fit over the free extents of [start, end) (VRAM, or a DMA window); sizes and alignment in bytes
+    (4 KiB multiples)."""
 
-    def __init__(self, start: int, end: int, name: str):
-        self.name, self.free_list = name, [(start, end)]   # sorted, disjoint, coalesced
+    def __init__(self, start: int, end: int):
+        self.free_list = [(start, end)]   # sorted, disjoint, coalesced
 
     def alloc(self, size: int, align: int = vm.PAGE) -> int | None:
         size = round_up(size, vm.PAGE)
@@ -174,8 +175,8 @@ class Gmc:
     def __init__(self, mmio, vram, arch: str, start: int, visible: int, end: int, gc, mmhub):
         """VRAM [start, visible) is in BAR0's reach, [visible, end) is not; the rest belongs to the boot."""
         self.vram, self.mmio = vram, mmio
-        self.visible = VramAllocator(start, visible, "CPU-visible VRAM")
-        self.hidden = VramAllocator(visible, end, "VRAM")
+        self.visible = ExtentAllocator(start, visible)
+        self.hidden = ExtentAllocator(visible, end)
         self.hidden_start = visible
         self.tables = PageTables(arch, vram.write, lambda: self._alloc_visible(vm.PAGE))
         self.hubs = [Hub(mmio, gc, "GCVM", versions.family(arch)), Hub(mmio, mmhub, "MMVM", versions.family(arch))]

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from gputwin.abi.amdgpu import vm
-from gputwin.drivers.amd.am.gmc import PageTables, VramAllocator
+from gputwin.drivers.amd.am.gmc import PageTables, ExtentAllocator
 
 MIB, GIB = 1 << 20, 1 << 30
 
 
 def test_allocator_aligns_fits_first_and_coalesces_what_is_freed():
-    a = VramAllocator(0x1000, 16 * MIB, "test")
+    a = ExtentAllocator(0x1000, 16 * MIB)
     small = a.alloc(100)
     big = a.alloc(2 * MIB, 2 * MIB)
     assert small == 0x1000 and big == 2 * MIB
