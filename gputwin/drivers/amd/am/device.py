@@ -26,7 +26,7 @@ from gputwin.abi.amdgpu.discovery import DISCOVERY_TMR_OFFSET
 from gputwin.abi.kfd_fault_record import AM_MMIO_RECORD_OFFSET as FAULT_RECORD_OFFSET
 from gputwin.abi.kfd_fault_record import GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, gputwin_fault_record
 from gputwin.drivers.amd.am import nbio, queues
-from gputwin.drivers.amd.am.boot import boot
+from gputwin.drivers.amd.am.boot import BAR_VRAM, boot
 from gputwin.drivers.amd.am.firmware import FIXTURE_DIR
 from gputwin.drivers.amd.am.gmc import VRAM_VA, ExtentAllocator, Gmc
 from gputwin.drivers.amd.am.ih import IH_RING_BYTES, IhRing
@@ -42,6 +42,7 @@ RING_SIZE = 64 << 10
 KERNARG_POOL = 1 << 20
 EOP_SIZE = 0x1000
 MAX_STAGING = 2 << 20
+BAR_DOORBELL = 2
 # SH_MEM_BASES as amdgpu sets it for 64-bit apertures (gfx_v11_0 init_compute_vmid): LDS at 1 << 48,
 # scratch at 2 << 48 — the apertures the emulated shader reports in src_shared_base / src_private_base
 SHARED_APERTURE, PRIVATE_APERTURE = 1 << 48, 2 << 48
@@ -72,10 +73,10 @@ class AMDevice(AMDHCQDevice):
         self.mmio, self.vram = chip.mmio, chip.vram
         self.gc = versions.gc(self.arch)
         vram_size = chip.discovery.vram_size
-        visible = min(pci.bar(0).size, vram_size - DISCOVERY_TMR_OFFSET)
+        visible = min(pci.bar(BAR_VRAM).size, vram_size - DISCOVERY_TMR_OFFSET)
         self.gmc = Gmc(self.mmio, self.vram, self.arch, chip.reserved[0] + chip.reserved[1], visible,
                        vram_size - DISCOVERY_TMR_OFFSET, self.gc, versions.mmhub(self.arch))
-        self.doorbells = queues.DoorbellBar(pci.bar(2))
+        self.doorbells = queues.DoorbellBar(pci.bar(BAR_DOORBELL))
         self._windows = [(w, self.gmc.map_system(w.bus_address, w.size), ExtentAllocator(0, w.size))
                          for w in pci.dma_windows()]
         if not self._windows:
