@@ -1,6 +1,7 @@
 """GC 12.0 registers of the AM driver's memory and queue blocks (gc_12_0_0_offset.h / _sh_mask.h): the
 HQD bank of the compute queue (selected by GRBM_GFX_CNTL), the MEC doorbell range, the GFX hub's VM context 0
-and TLB-invalidate engine 17, its protection-fault status, and SDMA0's queue 0 ring registers (SDMA v7
+and TLB-invalidate engine 17, its protection-fault status, the per-VMID shader memory apertures
+(SH_MEM_CONFIG / SH_MEM_BASES, selected by GRBM_GFX_CNTL.VMID), and SDMA0's queue 0 ring registers (SDMA v7
 lives in the GC register space; engine n adds SDMA_ENGINE_STRIDE * n)."""
 from __future__ import annotations
 
@@ -55,3 +56,5 @@ regSDMA0_QUEUE0_RB_RPTR_ADDR_LO = Reg("regSDMA0_QUEUE0_RB_RPTR_ADDR_LO", "GC", 0
 regSDMA0_QUEUE0_DOORBELL = Reg("regSDMA0_QUEUE0_DOORBELL", "GC", 0, 0x008f)
 regSDMA0_QUEUE0_DOORBELL_OFFSET = Reg("regSDMA0_QUEUE0_DOORBELL_OFFSET", "GC", 0, 0x0091)
 SDMA_ENGINE_STRIDE = 0x600   # SDMA1_REG_OFFSET (sdma_v7_0.c)
+regSH_MEM_CONFIG = Reg("regSH_MEM_CONFIG", "GC", 1, 0x09e4)
+regSH_MEM_BASES = Reg("regSH_MEM_BASES", "GC", 1, 0x09e3)

@@ -110,6 +110,7 @@ HQD_IMAGE_DWORDS = v11_compute_mqd.cp_hqd_pq_wptr_hi.offset // 4 - HQD_IMAGE_FIR
 # GRBM_GFX_CNTL: which ME / pipe / queue the banked HQD registers address
 GRBM_GFX_CNTL__PIPEID, GRBM_GFX_CNTL__MEID, GRBM_GFX_CNTL__VMID = Field(0, 2), Field(2, 2), Field(4, 4)
 GRBM_GFX_CNTL__QUEUEID = Field(8, 3)
+CP_HQD_VMID__VMID = Field(0, 4)
 CP_HQD_ACTIVE__ACTIVE = Field(0, 1)
 CP_HQD_PQ_CONTROL__QUEUE_SIZE = Field(0, 6)        # ring of 2 ** (QUEUE_SIZE + 1) dwords
 CP_HQD_PQ_CONTROL__RPTR_BLOCK_SIZE = Field(8, 6)
@@ -121,6 +122,15 @@ CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_EN = Field(30, 1)
 CP_HQD_EOP_CONTROL__EOP_SIZE = Field(0, 6)          # 2 ** (EOP_SIZE + 1) dwords
 CP_HQD_DEQUEUE_REQUEST__DEQUEUE_REQ = Field(0, 4)
 CP_MEC_DOORBELL_RANGE__OFFSET = Field(2, 10)        # LOWER / UPPER, in dwords
+
+# per-VMID shader memory config (SH_MEM_CONFIG / SH_MEM_BASES): 64-bit addressing, unaligned access, and
+# the flat apertures' bits 63:48 (amdgpu / amdkfd put LDS at 1 << 48 and scratch at 2 << 48)
+SH_MEM_CONFIG__ADDRESS_MODE = Field(0, 1)           # 0: SH_MEM_ADDRESS_MODE_64
+SH_MEM_CONFIG__ALIGNMENT_MODE = Field(2, 2)         # 3: SH_MEM_ALIGNMENT_MODE_UNALIGNED
+SH_MEM_CONFIG__INITIAL_INST_PREFETCH = Field(14, 2)
+SH_MEM_ALIGNMENT_MODE_UNALIGNED = 3
+SH_MEM_BASES__PRIVATE_BASE = Field(0, 16)
+SH_MEM_BASES__SHARED_BASE = Field(16, 16)
 
 # SDMA queue ring (SDMA0_QUEUE0_RB_CNTL / _DOORBELL / _DOORBELL_OFFSET, sdma_6_0_0_sh_mask.h, same in 7.0)
 SDMA_QUEUE_RB_CNTL__RB_ENABLE = Field(0, 1)

@@ -43,9 +43,6 @@ KERNARG_POOL = 1 << 20
 EOP_SIZE = 0x1000
 MAX_STAGING = 2 << 20
 BAR_DOORBELL = 2
-# SH_MEM_BASES as amdgpu sets it for 64-bit apertures (gfx_v11_0 init_compute_vmid): LDS at 1 << 48,
-# scratch at 2 << 48 — the apertures the emulated shader reports in src_shared_base / src_private_base
-SHARED_APERTURE, PRIVATE_APERTURE = 1 << 48, 2 << 48
 _VALID = gputwin_fault_record.valid.offset
 
 
@@ -109,6 +106,7 @@ class AMDevice(AMDHCQDevice):
         m = queues.compute_mqd(VRAM_VA + ring, self.ring_size, VRAM_VA + ptrs, VRAM_VA + ptrs + 8, VRAM_VA + eop,
                                EOP_SIZE, VRAM_VA + mqd_at, queues.COMPUTE_DOORBELL)
         self.vram.write(mqd_at, bytes(m))
+        queues.init_vmid0_apertures(self.mmio, self.gc)
         queues.map_compute_queue(self.mmio, self.gc, m, queues.COMPUTE_DOORBELL)
         self._compute_mapped = True
         self._queue_names[queues.COMPUTE_DOORBELL] = "compute queue 0"
@@ -128,7 +126,7 @@ class AMDevice(AMDHCQDevice):
         nbio.flush_hdp(self.mmio)
 
     def _apertures(self) -> tuple[int, int]:
-        return PRIVATE_APERTURE, SHARED_APERTURE
+        return queues.PRIVATE_APERTURE, queues.SHARED_APERTURE
 
     # --- memory ------------------------------------------------------------------------------------
     def _alloc_visible_buffer(self, size: int) -> Buffer:

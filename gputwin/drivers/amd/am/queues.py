@@ -15,6 +15,7 @@ from gputwin.drivers.amd.ring import RingBase
 
 MEC_ME, MEC_PIPE, MEC_QUEUE = 1, 0, 0   # the one compute queue: ME 1 (MEC 1), pipe 0, queue 0
 COMPUTE_DOORBELL, SDMA_DOORBELL = 0x0, 0x100   # doorbell BAR byte offsets (one 64-bit slot each)
+SHARED_APERTURE, PRIVATE_APERTURE = 1 << 48, 2 << 48   # the 64-bit flat apertures (LDS, scratch) amdgpu uses
 MQD_BYTES = ctypes.sizeof(mqd.v11_compute_mqd)
 
 
@@ -67,6 +68,17 @@ def compute_mqd(ring_va: int, ring_size: int, rptr_va: int, wptr_va: int, eop_va
         | mqd.CP_HQD_PQ_CONTROL__PRIV_STATE(1) | mqd.CP_HQD_PQ_CONTROL__KMD_QUEUE(1)
     m.cp_hqd_active = 1
     return m
+
+
+def init_vmid0_apertures(mmio, gc) -> None:
+    """VMID 0's shader memory config as amdgpu's init_compute_vmid sets it for a compute VMID: 64-bit mode,
+    unaligned access, LDS aperture at SHARED_APERTURE and scratch at PRIVATE_APERTURE (bits 63:48)."""
+    mmio.write(gc.regGRBM_GFX_CNTL, mqd.GRBM_GFX_CNTL__VMID(0))
+    mmio.write(gc.regSH_MEM_CONFIG, mqd.SH_MEM_CONFIG__ALIGNMENT_MODE(mqd.SH_MEM_ALIGNMENT_MODE_UNALIGNED)
+               | mqd.SH_MEM_CONFIG__INITIAL_INST_PREFETCH(3))
+    mmio.write(gc.regSH_MEM_BASES, mqd.SH_MEM_BASES__SHARED_BASE(SHARED_APERTURE >> 48)
+               | mqd.SH_MEM_BASES__PRIVATE_BASE(PRIVATE_APERTURE >> 48))
+    mmio.write(gc.regGRBM_GFX_CNTL, 0)
 
 
 def map_compute_queue(mmio, gc, m: mqd.v11_compute_mqd, doorbell_offset: int) -> None:

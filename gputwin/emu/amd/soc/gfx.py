@@ -8,7 +8,8 @@ CP_HQD_PQ_RPTR_REPORT_ADDR, doorbell at CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFS
 the MEC doorbell range (a queue without DOORBELL_EN, found by write-pointer polling, is not modelled: the
 activation fails closed). It becomes a compute queue of the shared command processor (GPU.create_compute_queue),
 run on each doorbell write. ACTIVE = 0 or a DEQUEUE_REQUEST unmaps it. Nothing runs unless the PSP loaded
-the MEC microcode (function.firmware)."""
+the MEC microcode (function.firmware), and only on a VMID whose SH_MEM_BASES / SH_MEM_CONFIG (banked per VMID
+by GRBM_GFX_CNTL.VMID) give the flat apertures the shader core reports."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from gputwin.abi.amdgpu import ip_bases, versions
 from gputwin.abi.amdgpu import mqd
 from gputwin.abi.amdgpu.ih import cp_ring_id
+from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.soc.regfile import RegisterError
 
 MEC_FIRMWARE = "RS64_MEC"
@@ -34,6 +36,11 @@ class HqdBlock:
         regs.add(self._grbm, gc.regGRBM_GFX_CNTL.name)
         for reg in (gc.regCP_MEC_DOORBELL_RANGE_LOWER, gc.regCP_MEC_DOORBELL_RANGE_UPPER):
             regs.add(reg.address(bases), reg.name)
+        self.sh_mem: dict[int, dict[str, int]] = {}   # VMID -> SH_MEM_CONFIG / SH_MEM_BASES
+        for name in ("SH_MEM_CONFIG", "SH_MEM_BASES"):
+            regs.add(getattr(gc, f"reg{name}").address(bases), name,
+                     read=lambda n=name: self._vmid_bank().get(n, 0),
+                     write=lambda v, n=name: self._vmid_bank().__setitem__(n, v))
         hooks = {gc.regCP_HQD_ACTIVE: self._active, gc.regCP_HQD_DEQUEUE_REQUEST: self._dequeue}
         special = {reg.address(bases) - self.first: fn for reg, fn in hooks.items()}
         for i in range(mqd.HQD_IMAGE_DWORDS):
@@ -45,12 +52,28 @@ class HqdBlock:
         for key in list(self.queues):
             self._unmap(key)
         self.banks.clear()
+        self.sh_mem.clear()
         self.function.regs.get(self._grbm).value = 0
 
     # --- banks ------------------------------------------------------------------------------------
     def selected(self) -> tuple[int, int, int]:
         g = self.function.regs.value(self._grbm)
         return mqd.GRBM_GFX_CNTL__MEID.get(g), mqd.GRBM_GFX_CNTL__PIPEID.get(g), mqd.GRBM_GFX_CNTL__QUEUEID.get(g)
+
+    def _vmid_bank(self) -> dict[str, int]:
+        return self.sh_mem.setdefault(mqd.GRBM_GFX_CNTL__VMID.get(self.function.regs.value(self._grbm)), {})
+
+    def _check_apertures(self, key, vmid: int) -> None:
+        """The shader core reports fixed flat apertures (LDS 1 << 48, scratch 2 << 48, 64-bit mode): a queue
+        whose VMID was set up otherwise is not modelled."""
+        sh = self.sh_mem.get(vmid, {})
+        bases, config = sh.get("SH_MEM_BASES", 0), sh.get("SH_MEM_CONFIG", 0)
+        if (mqd.SH_MEM_BASES__SHARED_BASE.get(bases), mqd.SH_MEM_BASES__PRIVATE_BASE.get(bases),
+                mqd.SH_MEM_CONFIG__ADDRESS_MODE.get(config)) != (SHARED_APERTURE_HI >> 16, PRIVATE_APERTURE_HI >> 16, 0):
+            raise RegisterError(f"{self.function.name}: CP_HQD_ACTIVE on ME{key[0]} pipe {key[1]} queue {key[2]}: "
+                                f"VMID {vmid} has SH_MEM_BASES {bases:#x} / SH_MEM_CONFIG {config:#x}; only 64-bit "
+                                f"mode with shared base {SHARED_APERTURE_HI >> 16:#x} and private base "
+                                f"{PRIVATE_APERTURE_HI >> 16:#x} (address bits 63:48) is modelled")
 
     def _bank(self) -> np.ndarray:
         return self.banks.setdefault(self.selected(), np.zeros(mqd.HQD_IMAGE_DWORDS, np.uint32))
@@ -92,6 +115,7 @@ class HqdBlock:
         if not mqd.CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_EN.get(bell):
             raise RegisterError(f"{f.name}: CP_HQD_ACTIVE on ME{key[0]} pipe {key[1]} queue {key[2]} without "
                                 f"DOORBELL_EN: a queue the MEC finds by polling its write pointer is not modelled")
+        self._check_apertures(key, mqd.CP_HQD_VMID__VMID.get(self.reg(gc.regCP_HQD_VMID)))
         ring = (self.reg(gc.regCP_HQD_PQ_BASE) | self.reg(gc.regCP_HQD_PQ_BASE_HI) << 32) << 8
         size = 4 << (mqd.CP_HQD_PQ_CONTROL__QUEUE_SIZE.get(self.reg(gc.regCP_HQD_PQ_CONTROL)) + 1)
         rptr = (self.reg(gc.regCP_HQD_PQ_RPTR_REPORT_ADDR) | self.reg(gc.regCP_HQD_PQ_RPTR_REPORT_ADDR_HI) << 32) & ~3

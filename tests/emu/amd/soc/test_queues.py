@@ -23,6 +23,7 @@ def _rig(arch="gfx1100", firmware=True):
     f, pci, chip = booted(arch)
     if not firmware:
         f.firmware.clear()
+    queues.init_vmid0_apertures(chip.mmio, versions.gc(arch))
     gmc = Gmc(chip.mmio, chip.vram, arch, 32 * MIB, 256 * MIB, 512 * MIB, versions.gc(arch), versions.mmhub(arch))
     for at in (RING, PTRS, EOP, MQD, DATA):
         gmc.tables.map(VRAM_VA + at, at, MIB, system=False)
@@ -106,3 +107,14 @@ def test_queues_without_a_doorbell_are_not_modelled():
     chip.mmio.write(gc.regSDMA0_QUEUE0_DOORBELL, 0)
     with pytest.raises(RegisterError, match="DOORBELL.ENABLE"):
         chip.mmio.write(gc.regSDMA0_QUEUE0_RB_CNTL, 1)
+
+
+def test_a_queue_on_a_vmid_with_other_apertures_is_not_modelled():
+    f, pci, chip, gc = _rig()
+    chip.mmio.write(gc.regGRBM_GFX_CNTL, 0)
+    chip.mmio.write(gc.regSH_MEM_BASES, 0x00030004)        # apertures the shader core does not report
+    with pytest.raises(RegisterError, match="SH_MEM_BASES 0x30004"):
+        queues.map_compute_queue(chip.mmio, gc, _mqd(), queues.COMPUTE_DOORBELL)
+    assert f.gpu.queues == []
+    chip.mmio.write(gc.regGRBM_GFX_CNTL, 1 << 2)
+    assert chip.mmio.read(gc.regCP_HQD_ACTIVE) == 0        # the refused activation reads back inactive
