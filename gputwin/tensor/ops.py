@@ -15,6 +15,10 @@ from gputwin.tensor.spec import Const, Op, count_ops
 
 FLOAT_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "gelu")
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+ROUNDING = ("floor", "ceil", "trunc", "rint")
+CLASSIFY = ("isnan", "isinf", "isfinite")
+BITWISE = ("and", "or", "xor")
+INT_ONLY = ("shl", "shr")
 
 
 def _tensor_cls():
@@ -86,10 +90,12 @@ def binary(op: str, a, b):
         op = {"add": "or", "mul": "and", "max": "or", "min": "and"}[op]  # numpy's bool semantics
     elif dt == D.bool_ and op in ("sub", "pow"):
         raise D.DTypeError(f"{op} of bool tensors is not supported (numpy raises too); use ^ or cast")
+    elif dt == D.bool_ and op in ("floordiv", "mod") + INT_ONLY:
+        raise D.DTypeError(f"{op} of bool tensors gives int8 in numpy, which gputwin lacks; cast first")
     if op == "pow" and not D.is_float(dt):
         raise D.DTypeError(f"pow of {dt} tensors is not supported; cast to a float dtype first")
-    if op in ("and", "or") and D.is_float(dt):
-        raise D.DTypeError(f"& and | need bool or integer tensors, got {dt}")
+    if op in BITWISE + INT_ONLY and D.is_float(dt):
+        raise D.DTypeError(f"{op} needs bool or integer tensors, got {dt}")
     return _build(op, [a, b], dt, D.bool_ if op in COMPARE else dt)
 
 
@@ -105,7 +111,52 @@ def unary(op: str, x):
         return x
     elif op == "not" and D.is_float(dt):
         raise D.DTypeError(f"~ needs a bool or integer tensor, got {dt}")
-    return _build(op, [x], dt, dt)
+    elif op in ROUNDING and not D.is_float(dt):
+        if op != "rint":
+            return x  # numpy keeps integers as they are
+        return cast(x, D.float16 if dt in (D.bool_, D.uint8) else D.DEFAULT_FLOAT)  # integral already
+    elif op in CLASSIFY and not D.is_float(dt):
+        from gputwin.tensor.creation import full
+        return full(x.shape, op == "isfinite", D.bool_, x.ctx)
+    return _build(op, [x], dt, D.bool_ if op in CLASSIFY else dt)
+
+
+def round_(x, decimals: int = 0):
+    """numpy.round: half to even at 10**-decimals, computed as numpy does: rint(x * 10**d) / 10**d
+    in the tensor's float dtype (x / 10**-d and * for negative d); integers round exactly."""
+    decimals = int(decimals)
+    if D.is_float(x.dtype) or x.dtype == D.bool_:
+        if decimals == 0 or x.dtype == D.bool_:
+            return unary("rint", x)
+        f = 10.0 ** abs(decimals)
+        return unary("rint", x * f) / f if decimals > 0 else unary("rint", x / f) * f
+    if decimals >= 0:
+        return x
+    f = 10 ** -decimals
+    q, r = binary("floordiv", x, f), binary("mod", x, f)
+    up = (r > f - r) | ((r == f - r) & (binary("mod", q, 2) == 1))  # r in [0, f): half to even
+    return cast((q + cast(up, q.dtype)) * f, x.dtype)
+
+
+def clip(x, lo=None, hi=None):
+    """numpy.clip(x, lo, hi) = min(max(x, lo), hi): NaN in any operand gives NaN, x is kept on ties
+    (numpy's scalar-bound behaviour for -0.0/+0.0), and hi wins when lo > hi."""
+    if lo is None and hi is None:
+        raise ValueError("clip needs at least one of lo and hi")
+    out = x
+    for bound, beyond in ((lo, lambda v, b: v < b), (hi, lambda v, b: v > b)):
+        if bound is None:
+            continue
+        b = _operand(bound, x)
+        cond = beyond(out, b)
+        if _is_nan_able(b):
+            cond = cond | (unary("isnan", b) if isinstance(b, _tensor_cls()) else bool(np.isnan(b)))
+        out = where(cond, b, out)
+    return out
+
+
+def _is_nan_able(b) -> bool:
+    return D.is_float(b.dtype) if isinstance(b, _tensor_cls()) else isinstance(b, (float, np.floating))
 
 
 def where(cond, a, b):

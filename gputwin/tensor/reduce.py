@@ -14,7 +14,7 @@ import numpy as np
 
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import movement, ops
-from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes
+from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes, normalize_axis
 from gputwin.tensor.spec import Const, Load
 from gputwin.tensor.tensor import Tensor, make_spec
 
@@ -101,6 +101,50 @@ def mean(t: Tensor, axis=None, keepdims=False) -> Tensor:
     return _keep(ops.cast(s / float(n), dt), t, axes, keepdims)
 
 
+def var(t: Tensor, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """numpy.var: mean(|x - mean(x)|**2) * n / (n - ddof), with numpy's operation order (sum, divide
+    by n, subtract, square, sum, divide by max(n - ddof, 0)); halves and integers compute in float32
+    (the sums as sum's), rounded once to the result dtype (float32 for integers)."""
+    axes = normalize_axes(axis, t.ndim)
+    dt = t.dtype if D.is_float(t.dtype) else D.DEFAULT_FLOAT
+    x = ops.cast(t, _acc(dt))
+    n = int(np.prod([t.shape[a] for a in axes]))
+    d = x - mean(x, axes, keepdims=True)
+    s = _run("sum", d * d, axes, _acc(dt), _acc(dt)) if axes else d * d
+    return _keep(ops.cast(s / float(max(n - ddof, 0)), dt), t, axes, keepdims)
+
+
+def any_all(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
+    """numpy.any / numpy.all: max / min of the values as bools (NaN is true); empty gives False / True."""
+    axes = normalize_axes(axis, t.ndim)
+    b = ops.cast(t, D.bool_)
+    if 0 in [t.shape[a] for a in axes]:
+        shape = tuple(1 if d in axes else n for d, n in enumerate(t.shape)) if keepdims else \
+            tuple(n for d, n in enumerate(t.shape) if d not in axes)
+        return Tensor._make(t.ctx, shape, D.bool_, Const(op == "all", D.bool_))
+    return reduce("max" if op == "any" else "min", b, axis, keepdims)
+
+
+def scan(op: str, t: Tensor, axis=None, dtype=None) -> Tensor:
+    """numpy.cumsum / cumprod: one work-item per row walks the axis in order and stores every prefix,
+    rounding each partial to the result dtype as numpy's accumulate does (so halves are bit-exact).
+    The dtype is sum's: integers and bools give int64."""
+    if axis is None:
+        t, axis = movement.reshape(t, (-1,)), 0
+    ax = normalize_axis(axis, t.ndim)
+    dt = D.to_dtype(dtype) if dtype is not None else (t.dtype if D.is_float(t.dtype) else D.int64)
+    kept = tuple(d for d in range(t.ndim) if d != ax)
+    tp = movement.permute(t, kept + (ax,))
+    shape = tp.shape
+    out = t.ctx.alloc(math.prod(shape) * dt.itemsize)
+    if math.prod(shape):
+        spec = make_spec("S", shape[:-1], tp._expr, dt, tp._bufs, reduce=op, rshape=shape[-1:], acc_dtype=dt,
+                         scan=True)
+        t.ctx.run(spec, tp._bufs, out)
+    r = Tensor._make(t.ctx, shape, dt, Load(0, dt, View.contiguous(shape)), (out,))
+    return movement.permute(r, tuple(int(np.argsort(kept + (ax,))[d]) for d in range(t.ndim)))
+
+
 def argreduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
     if axis is None:
         r = _run(op, movement.reshape(t, (-1,)), (0,), D.int64, D.uint8 if t.dtype == D.bool_ else _acc(t.dtype))
@@ -141,6 +185,23 @@ def matmul(a, b) -> Tensor:
     if b.ndim == 1:
         r = movement.reshape(r, r.shape[:-1])
     return r
+
+
+def dot(a, b) -> Tensor:
+    """numpy.dot: a product with a 0-d operand, else a sum over a's last axis and b's second-to-last
+    (b's only axis when it is 1-d), computed as one matmul of a (..., k) by b moved to (k, ...)."""
+    like = a if isinstance(a, Tensor) else b
+    a, b = ops._operand(a, like), ops._operand(b, like)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    kb = max(b.ndim - 2, 0)
+    rest = tuple(s for d, s in enumerate(b.shape) if d != kb)
+    b2 = movement.reshape(movement.permute(b, (kb,) + tuple(d for d in range(b.ndim) if d != kb)),
+                          (b.shape[kb], math.prod(rest)))
+    r = matmul(movement.reshape(a, (-1, a.shape[-1])), b2)
+    return movement.reshape(r, a.shape[:-1] + rest)
 
 
 def _float_input(t: Tensor) -> Tensor:

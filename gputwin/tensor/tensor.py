@@ -138,6 +138,18 @@ class Tensor:
     def __rand__(self, o): return ops.binary("and", o, self)
     def __or__(self, o): return ops.binary("or", self, o)
     def __ror__(self, o): return ops.binary("or", o, self)
+    def __xor__(self, o): return ops.binary("xor", self, o)
+    def __rxor__(self, o): return ops.binary("xor", o, self)
+    def __floordiv__(self, o): return ops.binary("floordiv", self, o)
+    def __rfloordiv__(self, o): return ops.binary("floordiv", o, self)
+    def __mod__(self, o): return ops.binary("mod", self, o)
+    def __rmod__(self, o): return ops.binary("mod", o, self)
+    def __divmod__(self, o): return ops.binary("floordiv", self, o), ops.binary("mod", self, o)
+    def __rdivmod__(self, o): return ops.binary("floordiv", o, self), ops.binary("mod", o, self)
+    def __lshift__(self, o): return ops.binary("shl", self, o)
+    def __rlshift__(self, o): return ops.binary("shl", o, self)
+    def __rshift__(self, o): return ops.binary("shr", self, o)
+    def __rrshift__(self, o): return ops.binary("shr", o, self)
     def __lt__(self, o): return ops.binary("lt", self, o)
     def __le__(self, o): return ops.binary("le", self, o)
     def __gt__(self, o): return ops.binary("gt", self, o)
@@ -146,6 +158,7 @@ class Tensor:
     def __ne__(self, o): return ops.binary("ne", self, o)
     __hash__ = object.__hash__
     def __neg__(self): return ops.unary("neg", self)
+    def __pos__(self): return self
     def __abs__(self): return ops.unary("abs", self)
     def __invert__(self): return ops.unary("not", self)
     def __matmul__(self, o): return reduce.matmul(self, o)
@@ -170,6 +183,15 @@ class Tensor:
     def relu(self): return ops.unary("relu", self)
     def gelu(self): return ops.unary("gelu", self)
     def where(self, a, b): return ops.where(self, a, b)
+    def floor(self): return ops.unary("floor", self)
+    def ceil(self): return ops.unary("ceil", self)
+    def trunc(self): return ops.unary("trunc", self)
+    def rint(self): return ops.unary("rint", self)
+    def round(self, decimals=0): return ops.round_(self, decimals)
+    def isnan(self): return ops.unary("isnan", self)
+    def isinf(self): return ops.unary("isinf", self)
+    def isfinite(self): return ops.unary("isfinite", self)
+    def clip(self, lo=None, hi=None): return ops.clip(self, lo, hi)
 
     # --- reductions and matmul -------------------------------------------------------------------
     def sum(self, axis=None, keepdims=False): return reduce.reduce("sum", self, axis, keepdims)
@@ -177,9 +199,18 @@ class Tensor:
     def max(self, axis=None, keepdims=False): return reduce.reduce("max", self, axis, keepdims)
     def min(self, axis=None, keepdims=False): return reduce.reduce("min", self, axis, keepdims)
     def mean(self, axis=None, keepdims=False): return reduce.mean(self, axis, keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False): return reduce.var(self, axis, ddof, keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False): return reduce.var(self, axis, ddof, keepdims).sqrt()
+    def any(self, axis=None, keepdims=False): return reduce.any_all("any", self, axis, keepdims)
+    def all(self, axis=None, keepdims=False): return reduce.any_all("all", self, axis, keepdims)
+    def cumsum(self, axis=None, dtype=None): return reduce.scan("sum", self, axis, dtype)
+    def cumprod(self, axis=None, dtype=None): return reduce.scan("prod", self, axis, dtype)
     def argmax(self, axis=None, keepdims=False): return reduce.argreduce("argmax", self, axis, keepdims)
     def argmin(self, axis=None, keepdims=False): return reduce.argreduce("argmin", self, axis, keepdims)
     def matmul(self, o): return reduce.matmul(self, o)
+    def dot(self, o): return reduce.dot(self, o)
+    def sort(self, axis=-1): return sorting.sort(self, axis)
+    def argsort(self, axis=-1): return sorting.argsort(self, axis)
     def softmax(self, axis=-1): return reduce.softmax(self, axis)
     def log_softmax(self, axis=-1): return reduce.log_softmax(self, axis)
 
@@ -203,7 +234,7 @@ class Tensor:
 def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
     """A KernelSpec for `expr`; its name is readable (for timings) and its IR name is unique."""
     arg_dtypes = [None] * len(bufs)
-    for ld in lazy.loads(expr):
+    for ld in lazy.loads(expr) + lazy.loads(kw.get("out_index")):
         arg_dtypes[ld.arg] = ld.dtype
     ops_used = []
     node = expr
@@ -215,4 +246,4 @@ def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
     return KernelSpec(label, tuple(shape), expr, dtype, tuple(arg_dtypes), **kw)
 
 
-from gputwin.tensor import movement, ops, reduce  # noqa: E402  (methods above dispatch to these)
+from gputwin.tensor import movement, ops, reduce, sorting  # noqa: E402  (methods above dispatch to these)
