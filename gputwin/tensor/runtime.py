@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -53,6 +54,13 @@ class DeviceContext:
         self.programs: dict[str, object] = {}
         self.stats = Stats()
         self._pool: dict[int, list] = defaultdict(list)
+        self.pending = weakref.WeakSet()  # tensors whose unrealized expressions read storages
+
+    def flush_readers(self, storage: "Storage") -> None:
+        """Compute every pending tensor that reads `storage`, before it is written in place."""
+        for t in list(self.pending):
+            if not t.is_view and any(b is storage for b in t._bufs):
+                t.realize()
 
     def __repr__(self) -> str:
         return f"DeviceContext({self.spec})"

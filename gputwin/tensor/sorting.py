@@ -12,20 +12,15 @@ from __future__ import annotations
 import math
 
 from gputwin.tensor import dtypes as D
-from gputwin.tensor import lazy, movement, ops
+from gputwin.tensor import movement, ops
+from gputwin.tensor.indexing import position, scatter
 from gputwin.tensor.shape import ShapeError, View, contiguous_strides, normalize_axis
-from gputwin.tensor.spec import Index, Load
-from gputwin.tensor.tensor import Tensor, make_spec
+from gputwin.tensor.spec import Index
+from gputwin.tensor.tensor import Tensor
 
 
 def _key_dtype(dt):
     return D.int32 if D.is_float(dt) or dt == D.int32 else D.int64
-
-
-def position(ctx, shape, axis: int, dtype=D.int64) -> Tensor:
-    """A lazy tensor whose elements are their own index along `axis` (no buffer)."""
-    strides = tuple(1 if d == axis else 0 for d in range(len(shape)))
-    return Tensor._make(ctx, shape, dtype, Index(View(tuple(shape), strides, 0), dtype))
 
 
 def _ranks(t: Tensor) -> Tensor:
@@ -38,17 +33,6 @@ def _ranks(t: Tensor) -> Tensor:
     i, j = position(t.ctx, pair, len(pair) - 2), position(t.ctx, pair, len(pair) - 1)
     before = (other < mine) | ((other == mine) & (j < i))
     return before.sum(axis=-1)
-
-
-def scatter(value: Tensor, dest: Tensor, size: int, label: str) -> Tensor:
-    """A new 1-d tensor of `size` elements with out[dest[p]] = value[p] for every point p of value's
-    shape whose dest is not negative; dest must be in range (the caller guarantees it)."""
-    (expr, index), bufs = lazy.merge([(value._expr, value._bufs), (dest._expr, dest._bufs)])
-    out = value.ctx.alloc(size * value.dtype.itemsize)
-    if value.size:
-        spec = make_spec(label, value.shape, expr, value.dtype, bufs, out_index=index)
-        value.ctx.run(spec, bufs, out)
-    return Tensor._make(value.ctx, (size,), value.dtype, Load(0, value.dtype, View.contiguous((size,))), (out,))
 
 
 def _by_rank(t: Tensor, axis: int, value_of) -> Tensor:

@@ -35,6 +35,8 @@ class Tensor:
 
     def _init(self, ctx, shape, dtype, expr, bufs):
         self.ctx, self.shape, self.dtype, self._expr, self._bufs = ctx, shape, dtype, expr, bufs
+        if bufs and not self.is_view:
+            ctx.pending.add(self)  # so an in-place write to a storage computes its readers first
 
     @classmethod
     def _make(cls, ctx: DeviceContext, shape, dtype, expr, bufs=()) -> "Tensor":
@@ -55,6 +57,14 @@ class Tensor:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -68,6 +78,25 @@ class Tensor:
             raise ValueError("the truth value of a tensor with more than one element is ambiguous")
         return bool(self.numpy().reshape(()))
 
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if not D.is_int(self.dtype):
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a {self.ndim}-d tensor (numpy's rule: "
+                            "only 0-d tensors take a format spec)")
+        return str(self)
+
     def item(self):
         if self.size != 1:
             raise ValueError(f"item() needs exactly one element, the tensor has {self.size}")
@@ -79,10 +108,10 @@ class Tensor:
         """True when the value is a strided view of one storage (nothing left to compute)."""
         return isinstance(self._expr, Load) and self._expr.mask is None
 
-    def realize(self, contiguous: bool = False) -> "Tensor":
+    def realize(self, contiguous: bool = False, copy: bool = False) -> "Tensor":
         """Run the pending kernel, if any; with contiguous=True also copy a strided view to a
-        fresh row-major buffer."""
-        if self.is_view and not (contiguous and not self._expr.view.is_contiguous):
+        fresh row-major buffer, with copy=True always to a fresh buffer."""
+        if self.is_view and not copy and not (contiguous and not self._expr.view.is_contiguous):
             return self
         out = self.ctx.alloc(self.size * self.dtype.itemsize)
         if self.size:
@@ -122,6 +151,10 @@ class Tensor:
 
     def contiguous(self) -> "Tensor":
         return Tensor._make(self.ctx, self.shape, self.dtype, self._expr, self._bufs).realize(contiguous=True)
+
+    def copy(self) -> "Tensor":
+        """A tensor with its own storage (numpy's copy: later writes to either do not reach the other)."""
+        return Tensor._make(self.ctx, self.shape, self.dtype, self._expr, self._bufs).realize(copy=True)
 
     # --- elementwise -----------------------------------------------------------------------------
     def __add__(self, o): return ops.binary("add", self, o)
@@ -228,7 +261,9 @@ class Tensor:
     def flatten(self): return movement.reshape(self, (-1,))
     def squeeze(self, axis=None): return movement.squeeze(self, axis)
     def unsqueeze(self, axis): return movement.unsqueeze(self, axis)
-    def __getitem__(self, key): return movement.getitem(self, key)
+    def __getitem__(self, key): return indexing.getitem(self, key)
+    def __setitem__(self, key, value): indexing.setitem(self, key, value)
+    def nonzero(self): return indexing.nonzero(self)
 
 
 def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
@@ -246,4 +281,4 @@ def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
     return KernelSpec(label, tuple(shape), expr, dtype, tuple(arg_dtypes), **kw)
 
 
-from gputwin.tensor import movement, ops, reduce, sorting  # noqa: E402  (methods above dispatch to these)
+from gputwin.tensor import indexing, movement, ops, reduce, sorting  # noqa: E402  (methods above dispatch to these)
