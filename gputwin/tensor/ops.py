@@ -19,6 +19,7 @@ ROUNDING = ("floor", "ceil", "trunc", "rint")
 CLASSIFY = ("isnan", "isinf", "isfinite")
 BITWISE = ("and", "or", "xor")
 INT_ONLY = ("shl", "shr")
+_SYMBOL = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
 
 
 def _tensor_cls():
@@ -95,7 +96,8 @@ def binary(op: str, a, b):
     if op == "pow" and not D.is_float(dt):
         raise D.DTypeError(f"pow of {dt} tensors is not supported; cast to a float dtype first")
     if op in BITWISE + INT_ONLY and D.is_float(dt):
-        raise D.DTypeError(f"{op} needs bool or integer tensors, got {dt}")
+        kinds = "integer" if op in INT_ONLY else "bool or integer"
+        raise D.DTypeError(f"{_SYMBOL[op]} needs {kinds} tensors, got {dt}")
     return _build(op, [a, b], dt, D.bool_ if op in COMPARE else dt)
 
 
