@@ -138,3 +138,29 @@ def sort_key(x):
     x = x.cast(F32)
     i = _bits(ir.where(x.eq(0.0), 0.0, ir.where(isnan(x), float("nan"), x)))
     return ir.where(i < 0, i ^ _MAG, i)
+
+
+def _lerp2(i, a_hi, a_lo, s_hi, s_lo):
+    """(a_hi + a_lo) + i * (s_hi + s_lo) in double-float32 as (hi, lo), hi = the float32 rounding.
+    i*s_hi is split exactly by fma, a_hi + that product exactly by TwoSum; the small terms join the
+    error, which Fast2Sum folds into hi."""
+    p = i * s_hi
+    p_err = ir.fma(i, s_hi, -p)
+    s = a_hi + p
+    bb = s - a_hi
+    err = ((a_hi - (s - bb)) + (p - bb)) + (p_err + ir.fma(i, s_lo, a_lo))
+    hi = s + err
+    return hi, err - (hi - s)
+
+
+def lerp(i, a_hi, a_lo, s_hi, s_lo):
+    """linspace's start + i * step, rounded once to float32."""
+    return _lerp2(i, a_hi, a_lo, s_hi, s_lo)[0]
+
+
+def lerp_floor(i, a_hi, a_lo, s_hi, s_lo):
+    """floor(start + i * step) of the double-float value (linspace to an integer dtype): one below
+    floor(hi) when hi is an integer the exact value lies under."""
+    hi, lo = _lerp2(i, a_hi, a_lo, s_hi, s_lo)
+    f = floor(hi)
+    return ir.where(f.eq(hi) & (lo < 0.0), f - 1.0, f)

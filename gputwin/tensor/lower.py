@@ -118,7 +118,7 @@ _OPS = {
     "floordiv": _float_or_int(km.floor_divide, lambda a, b: a // b),
     "mod": _float_or_int(km.remainder, lambda a, b: a % b),
     "floor": km.floor, "ceil": km.ceil, "trunc": km.trunc, "rint": km.rint,
-    "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key,
+    "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key, "lerp": km.lerp, "lerpfloor": km.lerp_floor,
 }
 
 

@@ -140,6 +140,14 @@ class Tensor:
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype)
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from gputwin.tensor import numpy_protocol  # imports every module-level function: late
+        return numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from gputwin.tensor import numpy_protocol
+        return numpy_protocol.array_function(func, types, args, kwargs)
+
     def to(self, device) -> "Tensor":
         ctx = get_context(device)
         return self if ctx is self.ctx else Tensor(self.numpy(), device=ctx)
