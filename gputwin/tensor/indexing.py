@@ -54,6 +54,7 @@ def _as_index(k, t: Tensor):
         dt = k.dtype
     else:
         k = np.asarray(k)
+        k = k.astype(np.int64) if k.size == 0 else k   # numpy takes [] as an empty integer index
         dt = k.dtype
         k = k if dt.kind == "b" else k.astype(np.int64)
     if dt.kind not in "biu":
