@@ -36,6 +36,8 @@ ARCH_PROGRAMS = {
         g.sum(keepdims=True), g.max(keepdims=True), (g * 0.999).prod(keepdims=True),
         (g[:2048].reshape(2, 1024) @ g[:1024].reshape(1024, 1)).reshape(-1)]),
     "long_elementwise": lambda f, l, u, g: (g * 3 + 1).exp().reshape(21, 100)[::4, ::-3],
+    "int_numpy_ops": lambda f, l, u, g: ((l // 97) + (l % -1001) + (l >> (l % 70)) + (l ^ 12345)
+                                         + ((u << (u % 10)) ^ (u >> 3)).astype("int64") + u.cumsum(1)),
 }
 
 
