@@ -94,7 +94,8 @@ sigmoid, relu, gelu = _unary("sigmoid"), _unary("relu"), _unary("gelu")
 
 
 def positive(x, out=None, dtype=None):
-    return write_out(_cast(_tensor(x), dtype), out)
+    x = _tensor(x)
+    return write_out(ops.astype(x, dtype or x.dtype), out)
 
 
 def square(x, out=None, dtype=None):
@@ -218,8 +219,14 @@ def copy(a, order="K", subok=False):
     return _tensor(a).copy()
 
 
+def _same_kind(casting: str):
+    if casting != "same_kind":
+        raise TypeError(f"casting={casting!r} is not supported on gputwin Tensors (only numpy's default)")
+
+
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """numpy.concatenate; axis=None flattens every input first."""
+    _same_kind(casting)
     arrays = list(arrays)
     like = _first_tensor(*arrays)
     if like is None:
@@ -231,6 +238,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
 
 def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    _same_kind(casting)
     arrays = list(arrays)
     like = _first_tensor(*arrays)
     if like is None:
@@ -242,7 +250,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise ValueError(f"reshape supports order='C' only, got {order!r}")
     shape = shape if shape is not None else newshape
-    return movement.reshape(_tensor(a), tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    r = movement.reshape(_tensor(a), tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    return r.copy() if copy else r
 
 
 def transpose(a, axes=None):

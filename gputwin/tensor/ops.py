@@ -110,12 +110,12 @@ def unary(op: str, x):
     elif op == "relu" and dt == D.bool_:
         raise D.DTypeError("relu of a bool tensor is not supported")
     elif op == "abs" and dt in (D.bool_, D.uint8):
-        return x
+        return value_copy(x)
     elif op == "not" and D.is_float(dt):
         raise D.DTypeError(f"~ needs a bool or integer tensor, got {dt}")
     elif op in ROUNDING and not D.is_float(dt):
         if op != "rint":
-            return x  # numpy keeps integers as they are
+            return value_copy(x)  # numpy keeps integers as they are
         return cast(x, D.float16 if dt in (D.bool_, D.uint8) else D.DEFAULT_FLOAT)  # integral already
     elif op in CLASSIFY and not D.is_float(dt):
         from gputwin.tensor.creation import full
@@ -133,7 +133,7 @@ def round_(x, decimals: int = 0):
         f = 10.0 ** abs(decimals)
         return unary("rint", x * f) / f if decimals > 0 else unary("rint", x / f) * f
     if decimals >= 0:
-        return x
+        return value_copy(x)
     f = 10 ** -decimals
     q, r = binary("floordiv", x, f), binary("mod", x, f)
     up = (r > f - r) | ((r == f - r) & (binary("mod", q, 2) == 1))  # r in [0, f): half to even
@@ -177,7 +177,21 @@ def where(cond, a, b):
 
 
 def cast(x, dtype):
+    """x in dtype; x itself when it has that dtype already (for internal use: no copy)."""
     dt = D.to_dtype(dtype)
     if dt == x.dtype:
         return x
     return _tensor_cls()._make(x.ctx, x.shape, dt, Op("cast", (x._expr,), dt), x._bufs)
+
+
+def value_copy(x):
+    """x's values as a new pending tensor, where numpy returns a copy and there is nothing to compute
+    (astype to the same dtype, abs of unsigned, floor of integers, +x): since tensors can be written in
+    place, the result must not share x's storage. A cast to the same dtype lowers to nothing."""
+    return _tensor_cls()._make(x.ctx, x.shape, x.dtype, Op("cast", (x._expr,), x.dtype), x._bufs)
+
+
+def astype(x, dtype):
+    """numpy's astype (copy=True): always a new tensor."""
+    dt = D.to_dtype(dtype)
+    return cast(x, dt) if dt != x.dtype else value_copy(x)

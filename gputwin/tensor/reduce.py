@@ -88,7 +88,7 @@ def reduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
         out = t.dtype
         acc = D.uint8 if out == D.bool_ else _acc(out)
     if not axes:  # nothing to reduce: numpy returns the values (in the reduction's dtype)
-        return ops.cast(t, out)
+        return ops.astype(t, out)
     return _keep(_run(op, t, axes, out, acc), t, axes, keepdims)
 
 

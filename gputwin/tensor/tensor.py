@@ -153,7 +153,7 @@ class Tensor:
         return self if ctx is self.ctx else Tensor(self.numpy(), device=ctx)
 
     def astype(self, dtype) -> "Tensor":
-        return ops.cast(self, dtype)
+        return ops.astype(self, dtype)
 
     cast = astype
 
@@ -199,7 +199,8 @@ class Tensor:
     def __ne__(self, o): return ops.binary("ne", self, o)
     __hash__ = object.__hash__
     def __neg__(self): return ops.unary("neg", self)
-    def __pos__(self): return self
+    def __pos__(self): return ops.value_copy(self)
+    def __round__(self, ndigits=None): return ops.round_(self, ndigits or 0)
     def __abs__(self): return ops.unary("abs", self)
     def __invert__(self): return ops.unary("not", self)
     def __matmul__(self, o): return reduce.matmul(self, o)

@@ -137,3 +137,18 @@ def test_copy_has_its_own_storage(tdev):
     c = a.copy()
     c[0, 0, 0] = 99
     assert a.numpy()[0, 0, 0] == X[0, 0, 0] and c.numpy()[0, 0, 0] == 99
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.astype(t.dtype), lambda t: +t, lambda t: abs(t), lambda t: t.floor(), lambda t: t.round(),
+    lambda t: t.sum(axis=()), lambda t: np.positive(t), lambda t: np.reshape(t, (6,), copy=True),
+], ids=["astype", "pos", "abs", "floor", "round", "sum-no-axes", "np-positive", "reshape-copy"])
+def test_results_numpy_copies_do_not_alias_their_input(tdev, make):
+    """Where numpy returns a copy and there is nothing to compute, writing one must not change the other."""
+    u = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    t = Tensor(u, device=tdev)
+    r = make(t)
+    r[...] = 9
+    t[0, 0] = 7
+    assert_bits(t.numpy(), np.where(np.arange(6).reshape(2, 3) == 0, 7, u).astype(np.uint8))
+    assert (r.numpy() == 9).all()
