@@ -128,21 +128,46 @@ def any_all(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
 def scan(op: str, t: Tensor, axis=None, dtype=None) -> Tensor:
     """numpy.cumsum / cumprod: one work-item per row walks the axis in order and stores every prefix,
     rounding each partial to the result dtype as numpy's accumulate does (so halves are bit-exact).
-    The dtype is sum's: integers and bools give int64."""
+    The dtype is sum's: integers and bools give int64. Long integer scans run in chunks (exact: integer
+    arithmetic wraps associatively), so no work-item walks the whole row."""
     if axis is None:
         t, axis = movement.reshape(t, (-1,)), 0
     ax = normalize_axis(axis, t.ndim)
     dt = D.to_dtype(dtype) if dtype is not None else (t.dtype if D.is_float(t.dtype) else D.int64)
     kept = tuple(d for d in range(t.ndim) if d != ax)
     tp = movement.permute(t, kept + (ax,))
+    chunked = not D.is_float(dt) and tp.shape[-1] >= SPLIT_MIN_LENGTH
+    r = _chunked_scan(op, tp, dt) if chunked else _scan_rows(op, tp, dt)
+    return movement.permute(r, tuple(int(np.argsort(kept + (ax,))[d]) for d in range(t.ndim)))
+
+
+def _scan_rows(op: str, tp: Tensor, dt) -> Tensor:
+    """The scan kernel: one work-item per row of tp's last axis."""
     shape = tp.shape
-    out = t.ctx.alloc(math.prod(shape) * dt.itemsize)
+    out = tp.ctx.alloc(math.prod(shape) * dt.itemsize)
     if math.prod(shape):
         spec = make_spec("S", shape[:-1], tp._expr, dt, tp._bufs, reduce=op, rshape=shape[-1:], acc_dtype=dt,
                          scan=True)
-        t.ctx.run(spec, tp._bufs, out)
-    r = Tensor._make(t.ctx, shape, dt, Load(0, dt, View.contiguous(shape)), (out,))
-    return movement.permute(r, tuple(int(np.argsort(kept + (ax,))[d]) for d in range(t.ndim)))
+        tp.ctx.run(spec, tp._bufs, out)
+    return Tensor._make(tp.ctx, shape, dt, Load(0, dt, View.contiguous(shape)), (out,))
+
+
+def _chunked_scan(op: str, tp: Tensor, dt) -> Tensor:
+    """An integer scan of the last axis in C = ceil(sqrt(n)) element chunks: scan every chunk, scan the
+    chunk totals, and combine each chunk with the totals before it (exclusive prefix)."""
+    *rows, n = tp.shape
+    rows = tuple(rows)
+    chunk = math.isqrt(n - 1) + 1
+    parts = -(-n // chunk)
+    flat = ops.cast(tp, dt)
+    if parts * chunk != n:
+        flat = movement.pad(flat, [(0, 0)] * len(rows) + [(0, parts * chunk - n)], _identity(op, dt))
+    local = _scan_rows(op, movement.reshape(flat, rows + (parts, chunk)), dt)
+    totals = movement.getitem(local, (..., -1))
+    before = movement.pad(movement.getitem(_scan_rows(op, totals, dt), (..., slice(0, -1))),
+                          [(0, 0)] * len(rows) + [(1, 0)], _identity(op, dt))
+    combined = ops.binary("add" if op == "sum" else "mul", local, movement.unsqueeze(before, -1))
+    return movement.getitem(movement.reshape(combined, rows + (parts * chunk,)), (..., slice(0, n)))
 
 
 def argreduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:

@@ -85,6 +85,12 @@ def test_nonzero_matches_numpy(tdev, dtype):
         assert_bits(g.numpy(), w.astype(np.int64))
 
 
+def test_long_mask_selects_through_a_chunked_prefix_sum(tdev):
+    x = np.random.default_rng(3).standard_normal(1500).astype(np.float32)
+    t = Tensor(x, device=tdev)
+    assert_bits(t[t > 0.5].numpy(), x[x > 0.5])
+
+
 def test_setitem_basic_advanced_and_masked_writes_like_numpy(tdev):
     y, u = X.copy(), Tensor(X, device=tdev)
     view, pending = u[1], u + 1          # a view sees the writes; a pending result keeps the old values

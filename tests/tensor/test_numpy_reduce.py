@@ -126,3 +126,14 @@ def test_bfloat16_sort_and_cumsum_match_ml_dtypes(tdev):
     assert_bits(Tensor(x, device=tdev).sort().numpy(), np.sort(x, kind="stable"))
     y = (np.arange(40) * 1.37).astype(ml_dtypes.bfloat16)
     assert_bits(Tensor(y, device=tdev).cumsum().numpy(), np.cumsum(y))
+
+
+@pytest.mark.parametrize("n", [1024, 1500])   # >= 1024: chunked (1500: the last chunk is padded)
+def test_long_integer_scans_run_in_chunks_and_stay_exact(tdev, n):
+    rng = np.random.default_rng(n)
+    i = rng.integers(-2**40, 2**40, (2, n))
+    t = Tensor(i, device=tdev)
+    assert_bits(t.cumsum(axis=1).numpy(), np.cumsum(i, axis=1))
+    assert_bits(t.cumprod(axis=1).numpy(), np.cumprod(i, axis=1))   # wraps like numpy's int64
+    b = rng.integers(0, 2, n).astype(bool)
+    assert_bits(Tensor(b, device=tdev).cumsum().numpy(), np.cumsum(b))
