@@ -171,13 +171,28 @@ def _plan(t: Tensor, key):
     return v, shape, off
 
 
+def gather(src: Tensor, offsets: Tensor) -> Tensor:
+    """A lazy tensor of offsets' shape: the elements of src's storage (src is a view) at the int64
+    element offsets; the caller guarantees they are in range."""
+    expr = Gather(len(offsets._bufs), src.dtype, offsets._expr)
+    return Tensor._make(src.ctx, offsets.shape, src.dtype, expr, offsets._bufs + src._bufs)
+
+
+def view_offsets(src: Tensor, axis: int, along: Tensor) -> Tensor:
+    """int64 offsets into src's storage of the elements src[..., along[...], ...] (along indexes
+    `axis`, the other dims are the point's own; src is a view)."""
+    view = src._expr.view
+    strides = tuple(0 if d == axis else st for d, st in enumerate(view.strides))
+    base = Tensor._make(src.ctx, src.shape, D.int64, Index(View(src.shape, strides, view.offset), D.int64))
+    return base + along * view.strides[axis]
+
+
 def getitem(t: Tensor, key) -> Tensor:
     plan = _plan(t, key)
     if plan is None:
         return movement.getitem(t, key)
-    v, shape, off = plan
-    expr = Gather(len(off._bufs), v.dtype, off._expr)
-    return Tensor._make(t.ctx, shape, v.dtype, expr, off._bufs + v._bufs)
+    v, _, off = plan
+    return gather(v, off)
 
 
 def _value(value, t: Tensor, shape) -> Tensor:

@@ -132,9 +132,10 @@ def right_shift(a, count):
 
 def sort_key(x):
     """An integer whose signed order is numpy's sort order of x: -0.0 == 0.0, every NaN equal and
-    after +inf. Floats map to int32 (halves widened exactly), integers and bools to themselves."""
+    after +inf. Floats map to int32 (halves widened exactly), bools and uint8 widen to int32, int32
+    and int64 stay themselves."""
     if not x.dtype.is_float:
-        return x.cast(ir.int64) if x.dtype.kind in "bu" else x
+        return x.cast(I32) if x.dtype.kind in "bu" else x
     x = x.cast(F32)
     i = _bits(ir.where(x.eq(0.0), 0.0, ir.where(isnan(x), float("nan"), x)))
     return ir.where(i < 0, i ^ _MAG, i)

@@ -4,7 +4,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from gputwin.tensor import ShapeError, Tensor
+from gputwin.tensor import ShapeError, Tensor, sorting
 from gputwin.tensor import dtypes as D
 from tests.tensor.bitcheck import assert_bits
 from tests.tensor.test_ops import FLOATS, data
@@ -99,9 +99,12 @@ def test_dot_follows_numpy_for_every_rank(tdev):
 SORT_EDGE = [3.0, np.nan, -0.0, 0.0, 1.0, -np.inf, np.nan, 2.0, np.inf, -0.0, 1.0, -7.5]
 
 
+@pytest.mark.parametrize("rank_max", [2048, 4], ids=["rank", "bitonic"])
 @pytest.mark.parametrize("dtype", FLOATS + [D.int32, D.int64, D.uint8, D.bool_])
-def test_sort_and_argsort_are_numpys_stable_sort(tdev, dtype):
-    """NaNs last in their original order, -0.0 and 0.0 equal (so they keep their order): bit-exact."""
+def test_sort_and_argsort_are_numpys_stable_sort(tdev, dtype, rank_max, monkeypatch):
+    """NaNs last in their original order, -0.0 and 0.0 equal (so they keep their order): bit-exact, by
+    both methods (rows longer than RANK_MAX use the bitonic network; int64 keys always rank)."""
+    monkeypatch.setattr(sorting, "RANK_MAX", rank_max)
     x = data(dtype, 36, seed=6).reshape(3, 12)
     if D.is_float(dtype):
         x[0] = np.array(SORT_EDGE, np.float32).astype(dtype)
@@ -112,10 +115,12 @@ def test_sort_and_argsort_are_numpys_stable_sort(tdev, dtype):
         assert_bits(t.argsort(axis=axis).numpy(), np.argsort(x, axis=axis, kind="stable"))
 
 
-def test_sort_of_a_lazy_strided_view_and_errors(tdev):
+def test_sort_of_a_lazy_strided_view_and_errors(tdev, monkeypatch):
     x = data(D.float32, 48, seed=7).reshape(6, 8)
     t = Tensor(x, device=tdev)
     assert_bits((t[::2, ::-1] * 2).sort(axis=0).numpy(), np.sort(x[::2, ::-1] * 2, axis=0, kind="stable"))
+    monkeypatch.setattr(sorting, "RANK_MAX", 2)
+    assert_bits(t.T[::-1].sort(axis=0).numpy(), np.sort(x.T[::-1], axis=0, kind="stable"))   # gathers a view
     with pytest.raises(ShapeError, match="0-d"):
         Tensor(np.float32(1), device=tdev).sort()
     assert Tensor(np.zeros((0, 3), np.float32), device=tdev).argsort(axis=0).shape == (0, 3)
