@@ -219,31 +219,27 @@ def copy(a, order="K", subok=False):
     return _tensor(a).copy()
 
 
-def _same_kind(casting: str):
+def _joined_inputs(arrays, casting: str, what: str) -> list[Tensor]:
+    """concatenate/stack's inputs as Tensors on the first Tensor's device."""
     if casting != "same_kind":
         raise TypeError(f"casting={casting!r} is not supported on gputwin Tensors (only numpy's default)")
+    arrays = list(arrays)
+    like = _first_tensor(*arrays)
+    if like is None:
+        raise TypeError(f"{what} needs at least one Tensor")
+    return [_tensor(x, like) for x in arrays]
 
 
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """numpy.concatenate; axis=None flattens every input first."""
-    _same_kind(casting)
-    arrays = list(arrays)
-    like = _first_tensor(*arrays)
-    if like is None:
-        raise TypeError("concatenate needs at least one Tensor")
-    arrays = [_tensor(x, like) for x in arrays]
+    arrays = _joined_inputs(arrays, casting, "concatenate")
     if axis is None:
         arrays, axis = [movement.reshape(x, (-1,)) for x in arrays], 0
     return write_out(_cast(movement.cat(arrays, axis), dtype), out)
 
 
 def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    _same_kind(casting)
-    arrays = list(arrays)
-    like = _first_tensor(*arrays)
-    if like is None:
-        raise TypeError("stack needs at least one Tensor")
-    return write_out(_cast(movement.stack([_tensor(x, like) for x in arrays], axis), dtype), out)
+    return write_out(_cast(movement.stack(_joined_inputs(arrays, casting, "stack"), axis), dtype), out)
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
