@@ -151,5 +151,8 @@ def test_python_conversions_and_sizes(tdev):
     with pytest.raises(TypeError, match="format"):
         f"{Tensor(A, device=tdev):.2f}"
     t = Tensor(A, device=tdev)
+    host = np.asarray(t)                     # the explicit host copy stays available
+    assert type(host) is np.ndarray
+    assert_bits(host, A)
     assert t.nbytes == A.nbytes and t.itemsize == 4 and t.astype("bfloat16").nbytes == 12
     assert float(t.sum()) == float(A.sum())
