@@ -1,5 +1,6 @@
-"""The numpy surface's costlier ops on one device: sort/argsort (n**2 rank), cumsum (a sequential scan per
-row), integer-array gather, boolean-mask select and assignment, float floor_divide (fmod in int64).
+"""The numpy surface's costlier ops on one device: sort (rank up to 2048, then bitonic), cumsum (float: a
+sequential scan per row; int: chunked), integer-array gather, boolean-mask select and assignment, float
+floor_divide (fmod in int64).
 
 Each op runs once to compile, then is timed warm (best of 3). Prints one figure per line:
 `name value unit`, the name ending in the device.
@@ -38,6 +39,9 @@ def main() -> None:
         print(f"cumsum_{n}_s_{tag} {best_of(lambda: x.cumsum().numpy()):.3f} s")
     n = 65536
     x = gt.Tensor(rng.standard_normal(n).astype(np.float32), device=ctx)
+    print(f"sort_{n}_s_{tag} {best_of(lambda: x.sort().numpy(), repeats=1):.3f} s")
+    i = gt.Tensor(rng.integers(-100, 100, n), device=ctx)
+    print(f"int_cumsum_{n}_s_{tag} {best_of(lambda: i.cumsum().numpy()):.3f} s")
     idx = gt.Tensor(rng.integers(0, n, n), device=ctx)
     print(f"gather_{n}_s_{tag} {best_of(lambda: x[idx].numpy()):.3f} s")
     print(f"mask_select_{n}_s_{tag} {best_of(lambda: x[x > 0].numpy()):.3f} s")
