@@ -14,15 +14,16 @@ from gputwin.tensor import indexing, movement, ops, reduce, sorting
 from gputwin.tensor.tensor import Tensor
 
 __all__ = [  # numpy's names (gputwin.tensor re-exports them)
-    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "power",
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "fmod", "power",
     "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert", "invert", "left_shift",
     "right_shift", "logical_and", "logical_or", "logical_xor", "logical_not", "negative", "positive", "absolute",
-    "abs", "square", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "floor", "ceil",
-    "trunc", "rint", "round", "around", "isnan", "isinf", "isfinite", "clip", "where", "matmul", "dot",
+    "abs", "sign", "square", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "floor",
+    "ceil", "trunc", "rint", "round", "around", "isnan", "isinf", "isfinite", "clip", "where", "matmul", "dot",
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
-    "cumsum", "cumprod", "sort", "argsort", "nonzero", "copy", "concatenate", "stack", "reshape", "transpose",
-    "swapaxes", "squeeze", "expand_dims", "broadcast_to", "flip", "pad", "shape", "ndim", "size"]
+    "count_nonzero", "isclose", "allclose", "array_equal", "cumsum", "cumprod", "sort", "argsort", "nonzero",
+    "copy", "concatenate", "stack", "reshape", "transpose", "swapaxes", "squeeze", "expand_dims",
+    "broadcast_to", "flip", "pad", "shape", "ndim", "size"]
 
 
 def _tensor(x, like=None) -> Tensor:
@@ -77,7 +78,7 @@ def _unary(op: str):
 
 add, subtract, multiply = _binary("add"), _binary("sub"), _binary("mul")
 divide = true_divide = _binary("div")
-floor_divide, remainder, power = _binary("floordiv"), _binary("mod"), _binary("pow")
+floor_divide, remainder, power, fmod = _binary("floordiv"), _binary("mod"), _binary("pow"), _binary("fmod")
 mod = remainder
 maximum, minimum = _binary("max"), _binary("min")
 equal, not_equal, less, less_equal, greater, greater_equal = (
@@ -96,6 +97,10 @@ sigmoid, relu, gelu = _unary("sigmoid"), _unary("relu"), _unary("gelu")
 def positive(x, out=None, dtype=None):
     x = _tensor(x)
     return write_out(ops.astype(x, dtype or x.dtype), out)
+
+
+def sign(x, out=None, dtype=None):
+    return write_out(ops.sign(_cast(_tensor(x), dtype)), out)
 
 
 def square(x, out=None, dtype=None):
@@ -171,6 +176,37 @@ def _extreme(method: str):
 
 max, min, any, all = (_extreme(m) for m in ("max", "min", "any", "all"))  # noqa: A001
 amax, amin = max, min
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    return (_tensor(a) != 0).sum(axis=axis, keepdims=keepdims)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.isclose: |a - b| <= atol + rtol |b| where b is finite, or a == b (NaN == NaN with
+    equal_nan); integer b is compared as float32 (numpy: float64), tolerances are weak scalars."""
+    like = _first_tensor(a, b)
+    a, b = _tensor(a, like), _tensor(b, like)
+    b = b if D.is_float(b.dtype) else ops.cast(b, D.DEFAULT_FLOAT)
+    close = (abs(a - b) <= atol + rtol * abs(b)) & b.isfinite() | (a == b)
+    return close | (a.isnan() & b.isnan()) if equal_nan else close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """numpy.allclose: isclose reduced on the device; one bool comes back."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def array_equal(a1, a2, equal_nan=False) -> bool:
+    """numpy.array_equal: equal shapes and elements, compared on the device; one bool comes back."""
+    like = _first_tensor(a1, a2)
+    a, b = _tensor(a1, like), _tensor(a2, like)
+    if a.shape != b.shape:
+        return False
+    same = a == b
+    if equal_nan and (D.is_float(a.dtype) or D.is_float(b.dtype)):
+        same = same | (a.isnan() & b.isnan())
+    return bool(same.all())
 
 
 def argmax(a, axis=None, out=None, keepdims=False):

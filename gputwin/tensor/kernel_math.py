@@ -90,6 +90,14 @@ def fmod(a, b):
     return ir.where(nan, float("nan"), ir.where(ia < ib, a, copysign(mag, a)))
 
 
+def int_fmod(a, b):
+    """C's truncated remainder of integers (numpy.fmod): the sign of a; x fmod 0 == 0 (as numpy)."""
+    r = a % b    # floor remainder: the sign of b
+    if a.dtype.kind == "u":
+        return r
+    return ir.where(r.ne(0) & (r < 0).ne(a < 0), r - b, r)
+
+
 def _divmod(a, b):
     """numpy's npy_divmod for b != 0: (floor quotient, remainder with the divisor's sign)."""
     mod = fmod(a, b)

@@ -104,7 +104,7 @@ def _float_or_int(float_fn, int_fn):
     return lambda a, b: float_fn(a, b) if a.dtype.is_float else int_fn(a, b)
 
 
-_COMPOSITE = ("sigmoid", "gelu", "floor", "ceil", "trunc", "rint", "floordiv", "mod")
+_COMPOSITE = ("sigmoid", "gelu", "floor", "ceil", "trunc", "rint", "floordiv", "mod", "fmod")
 _OPS = {
     "neg": lambda x: -x, "abs": abs, "not": lambda x: ~x, "exp": ir.exp, "log": ir.log, "sqrt": ir.sqrt,
     "sin": ir.sin, "cos": ir.cos, "tanh": ir.tanh, "sigmoid": _sigmoid, "gelu": _gelu,
@@ -117,6 +117,7 @@ _OPS = {
     "xor": lambda a, b: a ^ b, "shl": km.left_shift, "shr": km.right_shift,
     "floordiv": _float_or_int(km.floor_divide, lambda a, b: a // b),
     "mod": _float_or_int(km.remainder, lambda a, b: a % b),
+    "fmod": _float_or_int(km.fmod, km.int_fmod),
     "floor": km.floor, "ceil": km.ceil, "trunc": km.trunc, "rint": km.rint,
     "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key, "lerp": km.lerp, "lerpfloor": km.lerp_floor,
 }

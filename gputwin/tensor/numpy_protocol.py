@@ -15,6 +15,7 @@ from gputwin.tensor import functions as F
 UFUNCS = {
     np.add: F.add, np.subtract: F.subtract, np.multiply: F.multiply, np.true_divide: F.true_divide,
     np.floor_divide: F.floor_divide, np.remainder: F.remainder, np.power: F.power, np.divmod: F.divmod_,
+    np.fmod: F.fmod, np.sign: F.sign,
     np.maximum: F.maximum, np.minimum: F.minimum,
     np.equal: F.equal, np.not_equal: F.not_equal, np.less: F.less, np.less_equal: F.less_equal,
     np.greater: F.greater, np.greater_equal: F.greater_equal,
@@ -36,6 +37,8 @@ FUNCTIONS = {
     np.sum: F.sum, np.prod: F.prod, np.mean: F.mean, np.var: F.var, np.std: F.std,
     np.max: F.max, np.min: F.min, np.amax: F.max, np.amin: F.min, np.argmax: F.argmax, np.argmin: F.argmin,
     np.any: F.any, np.all: F.all, np.cumsum: F.cumsum, np.cumprod: F.cumprod,
+    np.count_nonzero: F.count_nonzero, np.isclose: F.isclose, np.allclose: F.allclose,
+    np.array_equal: F.array_equal,
     np.clip: F.clip, np.where: F.where, np.dot: F.dot, np.round: F.round, np.around: F.round,
     np.sort: F.sort, np.argsort: F.argsort, np.nonzero: F.nonzero, np.copy: F.copy,
     np.concatenate: F.concatenate, np.stack: F.stack, np.reshape: F.reshape, np.transpose: F.transpose,

@@ -91,7 +91,7 @@ def binary(op: str, a, b):
         op = {"add": "or", "mul": "and", "max": "or", "min": "and"}[op]  # numpy's bool semantics
     elif dt == D.bool_ and op in ("sub", "pow"):
         raise D.DTypeError(f"{op} of bool tensors is not supported (numpy raises too); use ^ or cast")
-    elif dt == D.bool_ and op in ("floordiv", "mod") + INT_ONLY:
+    elif dt == D.bool_ and op in ("floordiv", "mod", "fmod") + INT_ONLY:
         raise D.DTypeError(f"{op} of bool tensors gives int8 in numpy, which gputwin lacks; cast first")
     if op == "pow" and not D.is_float(dt):
         raise D.DTypeError(f"pow of {dt} tensors is not supported; cast to a float dtype first")
@@ -121,6 +121,15 @@ def unary(op: str, x):
         from gputwin.tensor.creation import full
         return full(x.shape, op == "isfinite", D.bool_, x.ctx)
     return _build(op, [x], dt, D.bool_ if op in CLASSIFY else dt)
+
+
+def sign(x):
+    """numpy.sign: -1, 0 or 1 in x's dtype (0.0 for -0.0), NaN for NaN."""
+    if x.dtype == D.bool_:
+        raise D.DTypeError("sign of a bool tensor is not supported (numpy raises too)")
+    if not D.is_float(x.dtype):
+        return cast(where(x > 0, 1, where(x < 0, -1, 0)), x.dtype)
+    return where(x > 0, 1, where(x < 0, -1, where(x == 0, 0, x)))    # NaN stays NaN
 
 
 def round_(x, decimals: int = 0):

@@ -230,6 +230,7 @@ class Tensor:
     def trunc(self): return ops.unary("trunc", self)
     def rint(self): return ops.unary("rint", self)
     def round(self, decimals=0): return ops.round_(self, decimals)
+    def sign(self): return ops.sign(self)
     def isnan(self): return ops.unary("isnan", self)
     def isinf(self): return ops.unary("isinf", self)
     def isfinite(self): return ops.unary("isfinite", self)

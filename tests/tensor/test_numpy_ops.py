@@ -203,3 +203,19 @@ def test_bfloat16_rounding_matches_ml_dtypes(tdev):
     t = Tensor(x, device=tdev)
     assert_bits(gt.rint(t).numpy(), np.rint(x))
     assert_bits((t // 0.5).numpy(), x // ml_dtypes.bfloat16(0.5))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_fmod_and_sign_match_numpy(tdev, dtype):
+    a, b = divmod_operands(dtype)
+    ta, tb = Tensor(a, device=tdev), Tensor(b, device=tdev)
+    assert_bits(gt.fmod(ta, tb).numpy(), np.fmod(a, b))
+    want = np.sign(a.astype(np.float32)).astype(dtype) if dtype == D.bfloat16 else np.sign(a)
+    assert_bits(np.sign(ta).numpy(), want)
+
+
+def test_sign_of_zeros_and_bools(tdev):
+    z = np.array([-0.0, 0.0, np.nan], np.float32)
+    assert_bits(Tensor(z, device=tdev).sign().numpy(), np.sign(z))    # sign(-0.0) is +0.0, as numpy
+    with pytest.raises(DTypeError, match="sign of a bool"):
+        Tensor(np.ones(2, bool), device=tdev).sign()

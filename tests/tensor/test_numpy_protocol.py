@@ -128,6 +128,24 @@ def test_module_level_functions(tdev):
     assert_bits(gt.full_like(ta, 7, shape=(4,)).numpy(), np.full(4, 7, np.float32))
 
 
+def test_isclose_allclose_array_equal_count_nonzero(tdev):
+    x = np.float32([1, np.inf, np.nan, 1e-9, -np.inf, 1e5, 3, 0])
+    y = np.float32([1.00001, np.inf, np.nan, 0, np.inf, 1.000011e5, 3, -0.0])
+    tx = Tensor(x, device=tdev)
+    assert_bits(on_device(tdev, lambda: np.isclose(tx, y)), np.isclose(x, y))
+    assert_bits(on_device(tdev, lambda: np.isclose(tx, y, equal_nan=True, atol=0.1)),
+                np.isclose(x, y, equal_nan=True, atol=0.1))
+    assert_bits(gt.isclose(Tensor(np.int32([3, 4]), device=tdev), np.int32([3, 5])).numpy(),
+                np.isclose(np.int32([3, 4]), np.int32([3, 5])))
+    for a, b, nan in [(x[6:], y[6:], False), (x, y, False), (x, y, True)]:
+        assert np.allclose(Tensor(a, device=tdev), b, equal_nan=nan) == np.allclose(a, b, equal_nan=nan)
+        assert np.array_equal(Tensor(a, device=tdev), a, equal_nan=nan) == np.array_equal(a, a, equal_nan=nan)
+    assert not np.array_equal(tx, x[:3])
+    m = np.float32([[0, np.nan, 1], [-0.0, 2, 0]])
+    assert_bits(on_device(tdev, lambda: np.count_nonzero(Tensor(m, device=tdev), axis=0)),
+                np.count_nonzero(m, axis=0).astype(np.int64))
+
+
 LINSPACE = [(0, 1, 11, True), (-3.3, 7.1, 1000, True), (1e-3, 5e4, 777, False), (2, -5, 30, True),
             (5, 5, 4, True), (0, 1, 1, True), (0, 10, 7, True), (1e7, 1e7 + 3, 64, True), (0, 1, 0, True)]
 
