@@ -12,7 +12,6 @@ Keys (kernel_math.sort_key) are integers in numpy's order: -0.0 == 0.0, NaNs las
 """
 from __future__ import annotations
 
-import math
 
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import movement, ops
