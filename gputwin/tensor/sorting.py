@@ -12,7 +12,6 @@ Keys (kernel_math.sort_key) are integers in numpy's order: -0.0 == 0.0, NaNs las
 """
 from __future__ import annotations
 
-
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import movement, ops
 from gputwin.tensor.indexing import gather, position, scatter, view_offsets
