@@ -213,6 +213,12 @@ def _value(value, t: Tensor, shape) -> Tensor:
     return ops.cast(value, t.dtype)
 
 
+def _reads_elsewhere(x: Tensor, storage, region: View | None) -> bool:
+    """Whether x reads `storage` anywhere but at the element `region` maps each point to."""
+    return any(x._bufs[ld.arg] is storage and (region is None or isinstance(ld, Gather) or ld.mask is not None
+                                               or ld.view != region) for ld in lazy.loads(x._expr))
+
+
 def setitem(t: Tensor, key, value) -> None:
     if not t.is_view:
         t.realize()
@@ -222,14 +228,16 @@ def setitem(t: Tensor, key, value) -> None:
     plan = _plan(t, key)
     shape = plan[1] if plan else View.contiguous(t.shape).index(key).shape
     val, dest = _value(value, t, shape), plan[2] if plan else None
-    # what the write reads must not be the storage it writes: read copies instead
-    val = val.copy() if any(b is storage for b in val._bufs) else val
-    dest = dest.copy() if dest is not None and any(b is storage for b in dest._bufs) else dest
-    t.ctx.flush_readers(storage)
+    region = None if plan else view.index(key)
+    # what the write reads must not be the storage it writes (other than each point's own element,
+    # as in t[...] = t * 2): read copies instead
+    val = val.copy() if _reads_elsewhere(val, storage, region) else val
+    dest = dest.copy() if dest is not None and _reads_elsewhere(dest, storage, None) else dest
+    t.ctx.flush_readers(storage, but=(val, dest))
     if not math.prod(shape):
         return
     if dest is None:
-        spec = make_spec("W", shape, val._expr, t.dtype, val._bufs, out_view=view.index(key))
+        spec = make_spec("W", shape, val._expr, t.dtype, val._bufs, out_view=region)
         t.ctx.run(spec, val._bufs, storage)
     else:
         scatter_into(val, dest, storage, "W")

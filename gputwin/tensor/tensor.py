@@ -13,7 +13,7 @@ import numpy as np
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import lazy
 from gputwin.tensor.runtime import DeviceContext, get_context
-from gputwin.tensor.shape import View, normalize_shape
+from gputwin.tensor.shape import ShapeError, View, normalize_shape
 from gputwin.tensor.spec import KernelSpec, Load, Op
 
 
@@ -36,7 +36,7 @@ class Tensor:
     def _init(self, ctx, shape, dtype, expr, bufs):
         self.ctx, self.shape, self.dtype, self._expr, self._bufs = ctx, shape, dtype, expr, bufs
         if bufs and not self.is_view:
-            ctx.pending.add(self)  # so an in-place write to a storage computes its readers first
+            ctx.pending[id(self)] = self  # so an in-place write to a storage computes its readers first
 
     @classmethod
     def _make(cls, ctx: DeviceContext, shape, dtype, expr, bufs=()) -> "Tensor":
@@ -198,6 +198,37 @@ class Tensor:
     def __eq__(self, o): return ops.binary("eq", self, o)  # noqa: elementwise, as numpy
     def __ne__(self, o): return ops.binary("ne", self, o)
     __hash__ = object.__hash__
+    def __iadd__(self, o): return self._inplace("add", o)
+    def __isub__(self, o): return self._inplace("sub", o)
+    def __imul__(self, o): return self._inplace("mul", o)
+    def __itruediv__(self, o): return self._inplace("div", o)
+    def __ifloordiv__(self, o): return self._inplace("floordiv", o)
+    def __imod__(self, o): return self._inplace("mod", o)
+    def __ipow__(self, o): return self._inplace("pow", o)
+    def __iand__(self, o): return self._inplace("and", o)
+    def __ior__(self, o): return self._inplace("or", o)
+    def __ixor__(self, o): return self._inplace("xor", o)
+    def __ilshift__(self, o): return self._inplace("shl", o)
+    def __irshift__(self, o): return self._inplace("shr", o)
+
+    def _inplace(self, op: str, o) -> "Tensor":
+        """numpy's in-place operators: the result is written into this tensor's storage (views of it
+        see it), cast to its dtype under numpy's same_kind rule; a pending tensor just takes the new
+        expression (nothing can view a storage it does not have yet)."""
+        r = ops.binary(op, self, o)
+        if r.shape != self.shape:
+            raise ShapeError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                             f"broadcast shape {r.shape}")
+        if not np.can_cast(r.dtype, self.dtype, "same_kind"):
+            raise D.DTypeError(f"cannot cast the result of in-place {op} from {r.dtype} to {self.dtype} "
+                               "(numpy's same_kind rule)")
+        r = ops.cast(r, self.dtype)
+        if self.is_view:
+            indexing.setitem(self, Ellipsis, r)
+        else:
+            self._init(self.ctx, self.shape, self.dtype, r._expr, r._bufs)
+        return self
+
     def __neg__(self): return ops.unary("neg", self)
     def __pos__(self): return ops.value_copy(self)
     def __round__(self, ndigits=None): return ops.round_(self, ndigits or 0)

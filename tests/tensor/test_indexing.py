@@ -158,3 +158,29 @@ def test_results_numpy_copies_do_not_alias_their_input(tdev, make):
     t[0, 0] = 7
     assert_bits(t.numpy(), np.where(np.arange(6).reshape(2, 3) == 0, 7, u).astype(np.uint8))
     assert (r.numpy() == 9).all()
+
+
+def test_in_place_operators_write_the_storage_like_numpy(tdev):
+    y, t = X.copy(), Tensor(X, device=tdev)
+    view, yv = t[1], y[1]
+    before = launches(tdev)
+    t += 1
+    y += 1
+    assert launches(tdev) == before + 1     # one kernel, reading and writing each element in place
+    view *= 3
+    yv *= 3
+    t[..., ::-2] //= 2
+    y[..., ::-2] //= 2
+    assert_bits(t.numpy(), y)
+    assert_bits(view.numpy(), yv)
+    i = Tensor(np.array([1, 2], np.int32), device=tdev)
+    with pytest.raises(TypeError, match="same_kind"):
+        i += 1.5
+    u = Tensor(np.array([250], np.uint8), device=tdev)
+    u += 10
+    assert_bits(u.numpy(), np.array([4], np.uint8))    # wraps, as numpy
+    p = Tensor(X, device=tdev) * 2                     # pending: takes the new expression, no kernel
+    alias = p
+    p -= 1
+    assert alias is p
+    assert_bits(alias.numpy(), X * 2 - 1)
