@@ -119,7 +119,8 @@ _OPS = {
     "mod": _float_or_int(km.remainder, lambda a, b: a % b),
     "fmod": _float_or_int(km.fmod, km.int_fmod),
     "floor": km.floor, "ceil": km.ceil, "trunc": km.trunc, "rint": km.rint,
-    "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key, "lerp": km.lerp, "lerpfloor": km.lerp_floor,
+    "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key,
+    "lerp": km.lerp, "lerpfloor": km.lerp_floor,
 }
 
 
