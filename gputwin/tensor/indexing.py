@@ -66,6 +66,8 @@ def nonzero(mask: Tensor) -> tuple[Tensor, ...]:
     """numpy.nonzero: the positions of the true elements, one int64 tensor per dim. The true elements
     are counted by a prefix sum on the device (the count, one number, sizes the result), and each
     one's flat position is scattered to its slot."""
+    if not mask.ndim:
+        raise ValueError("nonzero of a 0-d tensor is not allowed (numpy raises too); use atleast_1d")
     flat = movement.reshape(ops.cast(mask, D.bool_), (-1,))
     n = flat.shape[0]
     count = 0
