@@ -37,6 +37,16 @@ def _first_tensor(*xs) -> Tensor | None:
     return next((x for x in xs if isinstance(x, Tensor)), None)
 
 
+def _operands(*xs) -> tuple:
+    """xs with Python/numpy scalars kept (weak / strong, as operators take them) and array data on the
+    first Tensor's device; with no Tensor among them the first becomes one on the default device."""
+    like = _first_tensor(*xs)
+    if like is None:
+        like = Tensor(xs[0])
+        xs = (like,) + xs[1:]
+    return tuple(ops._operand(x, like) for x in xs)
+
+
 def write_out(result: Tensor, out) -> Tensor:
     """numpy's out=: the result written into a Tensor in place (same_kind casting, as ufuncs)."""
     if out is None:
@@ -63,9 +73,9 @@ def _cast(x, dtype):
 # --- elementwise -----------------------------------------------------------------------------------
 def _binary(op: str):
     def fn(a, b, out=None, dtype=None):
+        a, b = _operands(a, b)
         if dtype is not None:   # numpy computes in dtype: cast the inputs to it
-            like = _first_tensor(a, b)
-            a, b = (ops.cast(_tensor(x, like), dtype) for x in (a, b))
+            a, b = (ops.cast(_tensor(x, a if isinstance(a, Tensor) else b), dtype) for x in (a, b))
         return write_out(ops.binary(op, a, b), out)
     return fn
 
@@ -116,9 +126,7 @@ def divmod_(a, b, out=None):
 
 def _logical(op: str):
     def fn(a, b, out=None):
-        like = _first_tensor(a, b)
-        a, b = (ops.cast(x, D.bool_) if isinstance(x, Tensor) else bool(x) for x in (ops._operand(a, like),
-                                                                                     ops._operand(b, like)))
+        a, b = (ops.cast(x, D.bool_) if isinstance(x, Tensor) else bool(x) for x in _operands(a, b))
         return write_out(ops.binary(op, a, b), out)
     return fn
 
@@ -145,16 +153,16 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A
 def where(condition, x=None, y=None):
     if x is None and y is None:
         return nonzero(condition)
-    return ops.where(condition, x, y)
+    return ops.where(*_operands(condition, x, y))
 
 
 def matmul(a, b, out=None, dtype=None):
-    like = _first_tensor(a, b)
-    return write_out(reduce.matmul(_cast(ops._operand(a, like), dtype), _cast(ops._operand(b, like), dtype)), out)
+    a, b = _operands(a, b)
+    return write_out(reduce.matmul(_cast(a, dtype), _cast(b, dtype)), out)
 
 
 def dot(a, b, out=None):
-    return write_out(reduce.dot(a, b), out)
+    return write_out(reduce.dot(*_operands(a, b)), out)
 
 
 # --- reductions ------------------------------------------------------------------------------------
@@ -185,8 +193,8 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """numpy.isclose: |a - b| <= atol + rtol |b| where b is finite, or a == b (NaN == NaN with
     equal_nan); integer b is compared as float32 (numpy: float64), tolerances are weak scalars."""
-    like = _first_tensor(a, b)
-    a, b = _tensor(a, like), _tensor(b, like)
+    a, b = _operands(a, b)
+    a, b = _tensor(a, b if isinstance(b, Tensor) else None), _tensor(b, a)
     b = b if D.is_float(b.dtype) else ops.cast(b, D.DEFAULT_FLOAT)
     close = (abs(a - b) <= atol + rtol * abs(b)) & b.isfinite() | (a == b)
     return close | (a.isnan() & b.isnan()) if equal_nan else close
@@ -199,8 +207,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 def array_equal(a1, a2, equal_nan=False) -> bool:
     """numpy.array_equal: equal shapes and elements, compared on the device; one bool comes back."""
-    like = _first_tensor(a1, a2)
-    a, b = _tensor(a1, like), _tensor(a2, like)
+    a, b = _operands(a1, a2)
+    a, b = _tensor(a, b if isinstance(b, Tensor) else None), _tensor(b, a)
     if a.shape != b.shape:
         return False
     same = a == b

@@ -126,6 +126,8 @@ def test_module_level_functions(tdev):
     assert [n.numpy().tolist() for n in gt.where(ta)] == [list(v) for v in np.nonzero(A)]
     assert gt.shape(ta) == (2, 3) and gt.ndim(ta) == 2 and gt.size(ta, 1) == 3
     assert_bits(np.zeros_like(ta).numpy(), np.zeros_like(A))
+    assert_bits(gt.add(A, B).numpy(), A + B)                 # host data only: the default device computes
+    assert_bits(gt.where(A > 0, 1.0, 2.0).numpy(), np.where(A > 0, 1.0, 2.0).astype(np.float32))
     assert_bits(gt.full_like(ta, 7, shape=(4,)).numpy(), np.full(4, 7, np.float32))
 
 
