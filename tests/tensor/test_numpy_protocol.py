@@ -177,3 +177,16 @@ def test_python_conversions_and_sizes(tdev):
     assert_bits(host, A)
     assert t.nbytes == A.nbytes and t.itemsize == 4 and t.astype("bfloat16").nbytes == 12
     assert float(t.sum()) == float(A.sum())
+
+
+def test_concatenate_and_dot_promote_like_numpy(tdev):
+    i = np.array([[1, -2], [3, 4]], np.int32)
+    h = np.array([[0.5, 1.5]], np.float16)
+    u = np.array([[7, 200]], np.uint8)
+    got = gt.concatenate([Tensor(i, device=tdev), Tensor(h, device=tdev)])
+    assert got.dtype == np.float32          # numpy: float64; gputwin has no float64
+    assert_bits(got.numpy(), np.concatenate([i, h]).astype(np.float32))
+    got = np.concatenate([Tensor(u, device=tdev), i])
+    assert_bits(got.numpy(), np.concatenate([u, i]))
+    assert_bits(gt.dot(Tensor(i, device=tdev), Tensor(i.T, device=tdev)).numpy(), np.dot(i, i.T))
+    assert_bits(gt.dot(Tensor(u, device=tdev), Tensor(i, device=tdev)).numpy(), np.dot(u, i))
