@@ -103,7 +103,7 @@ SORT_EDGE = [3.0, np.nan, -0.0, 0.0, 1.0, -np.inf, np.nan, 2.0, np.inf, -0.0, 1.
 @pytest.mark.parametrize("dtype", FLOATS + [D.int32, D.int64, D.uint8, D.bool_])
 def test_sort_and_argsort_are_numpys_stable_sort(tdev, dtype, rank_max, monkeypatch):
     """NaNs last in their original order, -0.0 and 0.0 equal (so they keep their order): bit-exact, by
-    both methods (rows longer than RANK_MAX use the bitonic network; int64 keys always rank)."""
+    both methods (rows longer than RANK_MAX use the bitonic network; int64 keys as key/position pairs)."""
     monkeypatch.setattr(sorting, "RANK_MAX", rank_max)
     x = data(dtype, 36, seed=6).reshape(3, 12)
     if D.is_float(dtype):
