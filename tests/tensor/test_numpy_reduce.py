@@ -142,3 +142,12 @@ def test_long_integer_scans_run_in_chunks_and_stay_exact(tdev, n):
     assert_bits(t.cumprod(axis=1).numpy(), np.cumprod(i, axis=1))   # wraps like numpy's int64
     b = rng.integers(0, 2, n).astype(bool)
     assert_bits(Tensor(b, device=tdev).cumsum().numpy(), np.cumsum(b))
+
+
+def test_bitonic_sort_of_int64_extremes_equal_to_the_padding(tdev, monkeypatch):
+    monkeypatch.setattr(sorting, "RANK_MAX", 2)
+    big = np.iinfo(np.int64)
+    x = np.array([big.max, big.min, 0, big.max, -1, big.min, big.max], np.int64)   # 7: padded to 8
+    t = Tensor(x, device=tdev)
+    assert_bits(t.argsort().numpy(), np.argsort(x, kind="stable"))
+    assert_bits(t.sort().numpy(), np.sort(x))
