@@ -299,7 +299,8 @@ class Tensor:
     def broadcast_to(self, shape): return movement.expand(self, tuple(shape))
     def flip(self, axis=None): return movement.flip(self, axis)
     def pad(self, pad_width, value=0): return movement.pad(self, pad_width, value)
-    def flatten(self): return movement.reshape(self, (-1,))
+    def flatten(self): return ops.value_copy(movement.reshape(self, (-1,)))  # numpy: a copy
+    def ravel(self): return movement.reshape(self, (-1,))                    # numpy: a view when it can
     def squeeze(self, axis=None): return movement.squeeze(self, axis)
     def unsqueeze(self, axis): return movement.unsqueeze(self, axis)
     def __getitem__(self, key): return indexing.getitem(self, key)

@@ -138,6 +138,13 @@ def test_setitem_on_a_lazy_tensor_realizes_it_first(tdev):
     assert_bits(z.numpy(), np.array([[0, 5, 0], [0, 5, 0]], np.float32))
 
 
+def test_ravel_is_a_view_as_in_numpy(tdev):
+    t = Tensor(X, device=tdev)
+    r = t.ravel()
+    r[0] = 42
+    assert t.numpy()[0, 0, 0] == 42
+
+
 def test_copy_has_its_own_storage(tdev):
     a = Tensor(X, device=tdev)
     c = a.copy()
@@ -148,7 +155,8 @@ def test_copy_has_its_own_storage(tdev):
 @pytest.mark.parametrize("make", [
     lambda t: t.astype(t.dtype), lambda t: +t, lambda t: abs(t), lambda t: t.floor(), lambda t: t.round(),
     lambda t: t.sum(axis=()), lambda t: np.positive(t), lambda t: np.reshape(t, (6,), copy=True),
-], ids=["astype", "pos", "abs", "floor", "round", "sum-no-axes", "np-positive", "reshape-copy"])
+    lambda t: t.flatten(),
+], ids=["astype", "pos", "abs", "floor", "round", "sum-no-axes", "np-positive", "reshape-copy", "flatten"])
 def test_results_numpy_copies_do_not_alias_their_input(tdev, make):
     """Where numpy returns a copy and there is nothing to compute, writing one must not change the other."""
     u = np.arange(6, dtype=np.uint8).reshape(2, 3)
