@@ -37,12 +37,14 @@ def _first_tensor(*xs) -> Tensor | None:
     return next((x for x in xs if isinstance(x, Tensor)), None)
 
 
-def _operands(*xs) -> tuple:
+def _operands(*xs, out=None) -> tuple:
     """xs with Python/numpy scalars kept (weak / strong, as operators take them) and array data on the
-    first Tensor's device; with no Tensor among them the first becomes one on the default device."""
+    first Tensor's device; with no Tensor among them the first becomes one on out's device (numpy
+    calls with only out= a Tensor), else the default device."""
     like = _first_tensor(*xs)
     if like is None:
-        like = Tensor(xs[0])
+        dest = _first_tensor(*(out if isinstance(out, tuple) else (out,)))
+        like = Tensor(xs[0], device=dest.ctx if dest is not None else None)
         xs = (like,) + xs[1:]
     return tuple(ops._operand(x, like) for x in xs)
 
@@ -73,7 +75,7 @@ def _cast(x, dtype):
 # --- elementwise -----------------------------------------------------------------------------------
 def _binary(op: str):
     def fn(a, b, out=None, dtype=None):
-        a, b = _operands(a, b)
+        a, b = _operands(a, b, out=out)
         if dtype is not None:   # numpy computes in dtype: cast the inputs to it
             a, b = (ops.cast(_tensor(x, a if isinstance(a, Tensor) else b), dtype) for x in (a, b))
         return write_out(ops.binary(op, a, b), out)
@@ -82,7 +84,8 @@ def _binary(op: str):
 
 def _unary(op: str):
     def fn(x, out=None, dtype=None):
-        return write_out(ops.unary(op, _cast(_tensor(x), dtype)), out)
+        (x,) = _operands(x, out=out)
+        return write_out(ops.unary(op, _cast(x, dtype)), out)
     return fn
 
 

@@ -89,6 +89,9 @@ def test_out_is_written_in_place(tdev):
     s = gt.zeros(3, device=tdev)
     assert np.sum(t, axis=0, out=s) is s
     assert_bits(s.numpy(), A.sum(axis=0))
+    host_only = gt.zeros(2, 3, device=tdev)
+    assert np.add(A, B, out=host_only) is host_only     # host inputs, a Tensor out: computed on its device
+    assert_bits(host_only.numpy(), A + B)
     with pytest.raises(TypeError, match="out= must be a gputwin Tensor"):
         np.add(t, t, out=np.zeros((2, 3), np.float32))
     with pytest.raises(TypeError, match="same_kind"):
