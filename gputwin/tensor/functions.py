@@ -228,11 +228,13 @@ def argmin(a, axis=None, out=None, keepdims=False):
     return write_out(_tensor(a).argmin(axis=axis, keepdims=keepdims), out)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    ddof = ddof if correction is None else correction     # numpy 2's array-API spelling of ddof
     return write_out(_cast(_tensor(a), dtype).var(axis=axis, ddof=ddof, keepdims=keepdims), out)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    ddof = ddof if correction is None else correction
     return write_out(_cast(_tensor(a), dtype).std(axis=axis, ddof=ddof, keepdims=keepdims), out)
 
 

@@ -71,6 +71,7 @@ def test_reductions_through_numpy(tdev):
     assert_bits(on_device(tdev, lambda: np.cumsum(t)), np.cumsum(A))
     assert_bits(on_device(tdev, lambda: np.max(t, axis=1, keepdims=True)), np.max(A, axis=1, keepdims=True))
     assert_bits(on_device(tdev, lambda: np.mean(t, axis=1)), np.mean(A, axis=1))
+    assert_bits(on_device(tdev, lambda: np.var(t, axis=0, correction=1)), t.var(axis=0, ddof=1).numpy())
     assert_bits(on_device(tdev, lambda: np.any(t < -1)), np.array(True))
     ints = t.astype(np.int32)
     assert_bits(on_device(tdev, lambda: np.sum(ints, dtype=np.float32)), np.float32(np.sum(A.astype(np.int32))))
