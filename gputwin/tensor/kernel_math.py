@@ -1,8 +1,9 @@
 """numpy functions the compiler has no primitive for, composed from exactly rounded IR operations.
 
-Everything here is exact (each result is the exactly representable value numpy's C code returns), so
-the Tensor ops built on it are bit-exact with numpy on every target. float32 only: lower.py lifts
-float16/bfloat16 to float32 and rounds the result once, as numpy's half loops and ml_dtypes do.
+Everything here but linspace's lerp is exact (each result is the exactly representable value numpy's C
+code returns), so the Tensor ops built on it are bit-exact with numpy on every target. The float
+functions take float32: lower.py lifts float16/bfloat16 to float32 and rounds the result once, as
+numpy's half loops and ml_dtypes do.
 """
 from __future__ import annotations
 
