@@ -121,6 +121,16 @@ def remainder(a, b):
     return ir.where(b.eq(0.0), float("nan"), _divmod(a, b)[1])
 
 
+def int_power(x, e):
+    """numpy's integer power for e >= 0 (checked by the caller): x**e modulo 2**bits, by square and
+    multiply over e's bits (any exact method gives the same bits: multiplication wraps as a ring)."""
+    r, base = ir.const(1, x.dtype), x
+    for bit in range(x.dtype.bits - (x.dtype.kind == "i")):
+        r = ir.where(((e >> bit) & 1).ne(0), r * base, r)
+        base = base * base
+    return r
+
+
 def _shift_ok(count, bits: int):
     return (count >= 0) & (count < bits) if count.dtype.kind != "u" else count < bits
 

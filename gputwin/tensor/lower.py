@@ -110,7 +110,7 @@ _OPS = {
     "sin": ir.sin, "cos": ir.cos, "tanh": ir.tanh, "sigmoid": _sigmoid, "gelu": _gelu,
     "relu": lambda x: ir.maximum(x, 0),
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "pow": ir.pow, "max": ir.maximum, "min": ir.minimum,
+    "div": lambda a, b: a / b, "pow": _float_or_int(ir.pow, km.int_power), "max": ir.maximum, "min": ir.minimum,
     "eq": lambda a, b: a.eq(b), "ne": lambda a, b: a.ne(b), "lt": lambda a, b: a < b,
     "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
     "and": lambda a, b: a & b, "or": lambda a, b: a | b, "where": ir.where,

@@ -93,12 +93,47 @@ def binary(op: str, a, b):
         raise D.DTypeError(f"{op} of bool tensors is not supported (numpy raises too); use ^ or cast")
     elif dt == D.bool_ and op in ("floordiv", "mod", "fmod") + INT_ONLY:
         raise D.DTypeError(f"{op} of bool tensors gives int8 in numpy, which gputwin lacks; cast first")
-    if op == "pow" and not D.is_float(dt):
-        raise D.DTypeError(f"pow of {dt} tensors is not supported; cast to a float dtype first")
+    if op == "pow":
+        fast = _scalar_power(a, b, dt)
+        if fast is not None:
+            return fast
+        if not D.is_float(dt):
+            _check_exponents(b)
     if op in BITWISE + INT_ONLY and D.is_float(dt):
         kinds = "integer" if op in INT_ONLY else "bool or integer"
         raise D.DTypeError(f"{_SYMBOL[op]} needs {kinds} tensors, got {dt}")
     return _build(op, [a, b], dt, D.bool_ if op in COMPARE else dt)
+
+
+def _scalar_value(x):
+    """The value of a Python scalar or of a numpy scalar's 0-d constant tensor, else None."""
+    if isinstance(x, _tensor_cls()):
+        return x._expr.value if isinstance(x._expr, Const) and not x.ndim else None
+    return x
+
+
+def _scalar_power(a, b, dt):
+    """numpy's fast paths for a scalar exponent of a float tensor: 2 -> x*x, 0.5 -> sqrt, -1 -> 1/x,
+    1 -> x, 0 -> 1 (exactly rounded, as numpy's results; the general pow is within its ULP bound)."""
+    e = _scalar_value(b)
+    if not D.is_float(dt) or not isinstance(a, _tensor_cls()) or e is None or e not in (2, 0.5, -1, 1, 0):
+        return None
+    x = cast(a, dt)
+    if e == 2:
+        return binary("mul", x, x)
+    if e == 0.5:
+        return unary("sqrt", x)
+    if e == -1:
+        return binary("div", 1.0, x)
+    return value_copy(x) if e == 1 else where(x == x, 1.0, 1.0).astype(dt)
+
+
+def _check_exponents(b):
+    """numpy refuses negative integer exponents of integers; a tensor's are checked by its min (one
+    number comes back)."""
+    low = b if not isinstance(b, _tensor_cls()) else (int(b.min().item()) if b.size else 0)
+    if low < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def unary(op: str, x):

@@ -219,3 +219,27 @@ def test_sign_of_zeros_and_bools(tdev):
     assert_bits(Tensor(z, device=tdev).sign().numpy(), np.sign(z))    # sign(-0.0) is +0.0, as numpy
     with pytest.raises(DTypeError, match="sign of a bool"):
         Tensor(np.ones(2, bool), device=tdev).sign()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scalar_powers_take_numpys_exact_fast_paths(tdev, dtype):
+    """x**2 is x*x, x**0.5 sqrt, x**-1 1/x, x**1 x, x**0 1, exactly (the general pow has a ULP bound)."""
+    x = data(dtype, 48, seed=12)
+    t = Tensor(x, device=tdev)
+    wide = x.astype(np.float32)
+    for e in (2, 0.5, -1, 1, 0):
+        want = (wide ** np.float32(e)).astype(dtype) if dtype == D.bfloat16 else x ** e
+        assert_bits((t ** e).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_integer_power_wraps_like_numpy(tdev, dtype):
+    rng = np.random.default_rng(13)
+    i = rng.integers(0 if dtype == D.uint8 else -50, 50, 48).astype(dtype)
+    e = rng.integers(0, 70, 48).astype(dtype)
+    ti, te = Tensor(i, device=tdev), Tensor(e, device=tdev)
+    assert_bits((ti ** te).numpy(), i ** e)
+    assert_bits((ti ** 3).numpy(), i ** 3)
+    assert_bits((3 ** te).numpy(), dtype.type(3) ** e)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        ti ** Tensor(np.array([1, -2], dtype if dtype != D.uint8 else np.int32), device=tdev)
