@@ -125,7 +125,10 @@ def _scalar_power(a, b, dt):
         return unary("sqrt", x)
     if e == -1:
         return binary("div", 1.0, x)
-    return value_copy(x) if e == 1 else where(x == x, 1.0, 1.0).astype(dt)
+    if e == 1:
+        return value_copy(x)
+    from gputwin.tensor.creation import full
+    return full(x.shape, 1, dt, x.ctx)
 
 
 def _check_exponents(b):
