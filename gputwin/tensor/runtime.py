@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -58,6 +59,16 @@ class DeviceContext:
         self.programs: dict[str, object] = {}
         self.stats = Stats()
         self._pool: dict[int, list] = defaultdict(list)
+        # tensors whose unrealized expressions read storages, by id (a WeakSet would compare Tensors with
+        # their elementwise ==)
+        self.pending: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def flush_readers(self, storage: "Storage", but=()) -> None:
+        """Compute every pending tensor that reads `storage` (except those in `but`: what the write
+        itself reads), before it is written in place."""
+        for t in list(self.pending.values()):
+            if not t.is_view and all(t is not b for b in but) and any(b is storage for b in t._bufs):
+                t.realize()
 
     def __repr__(self) -> str:
         return f"DeviceContext({self.spec})"
