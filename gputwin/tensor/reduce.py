@@ -5,7 +5,7 @@ in row-major order of the reduced axes; long reductions with few outputs run in 
 float16/bfloat16 accumulate in float32 and round once at the end; integer and bool sums/products
 accumulate in int64 (numpy's dtype; uint8 gives int64, not uint64).
 matmul is a sum over k of exact float32 products for half inputs, of dtype products otherwise, run by
-the tiled kernel of matmul.py (same order per output element).
+the tiled kernel of matmul_kernel.py (same order per output element).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import lazy, movement, ops
-from gputwin.tensor.matmul import MatmulSpec, block_shape
+from gputwin.tensor.matmul_kernel import MatmulSpec, block_shape
 from gputwin.tensor.shape import ShapeError, View, broadcast_shapes, normalize_axes, normalize_axis, normalize_shape
 from gputwin.tensor.spec import Const, Load
 from gputwin.tensor.tensor import Tensor, make_spec
@@ -211,7 +211,7 @@ def matmul(a, b) -> Tensor:
 
 
 def _matmul_kernel(a: Tensor, b: Tensor, batch: tuple[int, ...], dt) -> Tensor:
-    """batch + (n, m) result of the tiled kernel (gputwin/tensor/matmul.py); long k with few outputs
+    """batch + (n, m) result of the tiled kernel (gputwin/tensor/matmul_kernel.py); long k with few outputs
     runs in two stages like the other long sums (docs/tensor.md)."""
     n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
     shape = normalize_shape(batch + (n, m))     # the result itself must fit (ShapeError past 2**31 - 1)

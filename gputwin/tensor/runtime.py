@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gputwin import device as devmod
-from gputwin.tensor import lower, matmul
+from gputwin.tensor import lower, matmul_kernel
 from gputwin.tensor.spec import KernelSpec
 
 
 def _lowering(spec):
     """The module that turns this kind of spec into a kernel and its launch shape."""
-    return matmul if isinstance(spec, matmul.MatmulSpec) else lower
+    return matmul_kernel if isinstance(spec, matmul_kernel.MatmulSpec) else lower
 
 
 @dataclass
