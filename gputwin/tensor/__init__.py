@@ -20,6 +20,7 @@ def __getattr__(name: str):
         return dtypes.bfloat16
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = ["Tensor", "arange", "eye", "full", "full_like", "linspace", "manual_seed", "ones", "ones_like", "rand",
            "randn", "zeros", "zeros_like", "cat", "get_context", "DTypeError", "ShapeError",
            "bfloat16", "bool_", "float16", "float32", "int32", "int64", "uint8"] + _functions
