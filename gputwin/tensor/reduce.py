@@ -78,7 +78,7 @@ def _keep(r: Tensor, t: Tensor, axes, keepdims: bool) -> Tensor:
 
 
 def _acc(dt):
-    return D.float32 if dt in (D.float16, D.bfloat16) else dt
+    return D.float32 if D.is_float(dt) else dt      # float16/bfloat16 accumulate in float32
 
 
 def reduce(op: str, t: Tensor, axis=None, keepdims=False) -> Tensor:
