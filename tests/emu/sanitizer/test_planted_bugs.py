@@ -1,4 +1,5 @@
-"""Each checker against a kernel with a planted bug, on every MOCKAMD target, and the same kernel run
+"""Each checker against a kernel with a planted bug, on every MOCKAMD target and
+MOCKUSBAMD, and the same kernel run
 correctly reporting nothing (fixtures/amd/sanitize/sanitize.cl: the bug is switched on by an argument)."""
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from gputwin.errors import SanitizerError
 FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "sanitize"
 # (device spec, code object, lanes per wave)
 TARGETS = {"gfx1100-w32": ("MOCKAMD", "gfx1100", 32), "gfx1100-w64": ("MOCKAMD", "gfx1100.w64", 64),
-           "gfx1201": ("MOCKAMD:gfx1201", "gfx1201", 32), "gfx942": ("MOCKAMD:gfx942", "gfx942", 64)}
+           "gfx1201": ("MOCKAMD:gfx1201", "gfx1201", 32), "gfx942": ("MOCKAMD:gfx942", "gfx942", 64),
+           # the AM driver over the emulated USB bridge: it owns VRAM and the page tables
+           "usb-gfx1100-w32": ("MOCKUSBAMD", "gfx1100", 32), "usb-gfx1100-w64": ("MOCKUSBAMD", "gfx1100.w64", 64),
+           "usb-gfx1201": ("MOCKUSBAMD:gfx1201", "gfx1201", 32)}
 
 
 @pytest.fixture(params=sorted(TARGETS))
