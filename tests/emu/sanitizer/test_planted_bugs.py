@@ -118,6 +118,17 @@ def test_a_kernel_store_initialises_what_a_later_kernel_reads(target, monkeypatc
         dev.close()
 
 
+def test_memory_freed_and_allocated_again_is_uninitialised_again(target):
+    def args(dev):
+        old = _filled(dev, 64)
+        dev.synchronize()
+        dev.free(old)
+        return _filled(dev, 64), dev.alloc(256), 64, 0    # the new 256 bytes may reuse the old ones
+    e = _run(target, "shift_read", args, (64, 1, 1))
+    assert isinstance(e, SanitizerError) and "initcheck: uninitialised read of 4 bytes" in str(e)
+    assert "0 bytes into a 256-byte allocation" in str(e) and "(64 lanes)" in str(e)   # every work-item
+
+
 # --- racecheck -------------------------------------------------------------------------------------
 def test_missing_barrier_in_an_lds_reduction(target):
     args = lambda sync: lambda d: (_filled(d, 1), _filled(d, 256), sync)   # noqa: E731
