@@ -3,11 +3,14 @@ sanitizer on, regions are cut at the driver's allocations with their exact sizes
 written VRAM survives the GMC's rebuild at every TLB invalidate; with the sanitizers off nothing changes."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gputwin.abi.am_alloc_notes import NOTE, NOTE_ALLOCATED, NOTE_FREED, NOTE_OFFSET
 from gputwin.abi.amdgpu import versions
 from gputwin.drivers.amd.am.gmc import VRAM_VA, Gmc
 from gputwin.drivers.amd.am.notes import AllocationNotes
+from gputwin.emu.amd.soc.alloc_notes import AllocationNotes as BoardNotes
 from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.emu.sanitizer import initcheck, memcheck
 from tests.emu.amd.soc.am_rig import booted
@@ -105,3 +108,26 @@ def test_a_driver_writes_no_notes_on_a_board_without_the_window():
     notes.allocated(VRAM_VA, 4096)
     notes.freed(VRAM_VA)
     assert not notes.present and bar.writes == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 3 * 4096)), max_size=8),
+       st.integers(0, 20 * 4096), st.integers(1, 30 * 4096))
+def test_pieces_tile_the_run_and_stay_inside_their_allocation_pages(allocs, va, size):
+    notes = BoardNotes.__new__(BoardNotes)   # only the bookkeeping: no board
+    notes.reset()
+    end_of_last = 0
+    for page, asked in allocs:                          # disjoint allocations in page order
+        start = max(page * 4096, end_of_last)
+        notes._starts.append(start)
+        notes.sizes[start] = asked
+        end_of_last = -(-(start + asked) // 4096) * 4096
+    pieces = notes.pieces(va, size)
+    assert pieces[0][0] == va and sum(p[1] for p in pieces) == size
+    assert all(a[0] + a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    for at, n, extent, owner in pieces:
+        if owner is None:
+            assert extent is None and not any(s <= at < -(-(s + notes.sizes[s]) // 4096) * 4096 for s in notes.sizes)
+        else:
+            assert owner <= at and at + n <= -(-(owner + notes.sizes[owner]) // 4096) * 4096
+            assert extent == max(0, owner + notes.sizes[owner] - at)
