@@ -71,10 +71,12 @@ def test_the_written_record_lives_with_vram_across_rebuilds_and_a_fresh_allocati
     assert initcheck.uninitialised(f.gpu.mem, addrs, 4).tolist() == [True, True]
 
 
-def test_the_host_window_of_mm_data_marks_vram_written(monkeypatch):
+@pytest.mark.parametrize("visible", [True, False], ids=["bar0", "mm-data"])
+def test_host_writes_through_bar0_or_the_mm_data_window_mark_vram_written(monkeypatch, visible):
     f, g = _gmc(monkeypatch, "initcheck")
-    a = g.alloc(4096)
-    g.mmio.vram_write(a + 8, bytes(4))              # MM_INDEX/MM_DATA, as for VRAM past BAR0's reach
+    a = g.alloc_visible(4096) if visible else g.alloc(4096)
+    assert (a + 4096 <= g.vram.bar.size) == visible   # the driver reaches the rest through MM_INDEX/MM_DATA
+    g.vram.write(a + 8, bytes(4))
     got = initcheck.uninitialised(f.gpu.mem, np.array([VRAM_VA + a + 8, VRAM_VA + a + 12], np.uint64), 4)
     assert got.tolist() == [False, True]
 
