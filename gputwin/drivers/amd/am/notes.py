@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import struct
 
-from gputwin.abi.am_alloc_notes import ALLOC_NOTES_MAGIC, ALLOC_NOTES_OFFSET, NOTE, NOTE_ALLOCATED, NOTE_FREED, NOTE_OFFSET
+from gputwin.abi.am_alloc_notes import (ALLOC_NOTES_MAGIC, ALLOC_NOTES_OFFSET, NOTE, NOTE_ALLOCATED, NOTE_FREED,
+                                        NOTE_OFFSET)
 
 
 class AllocationNotes:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import bisect
 import struct
 
-from gputwin.abi.am_alloc_notes import ALLOC_NOTES_MAGIC, ALLOC_NOTES_OFFSET, NOTE, NOTE_ALLOCATED, NOTE_FREED, NOTE_OFFSET
+from gputwin.abi.am_alloc_notes import (ALLOC_NOTES_MAGIC, ALLOC_NOTES_OFFSET, NOTE, NOTE_ALLOCATED, NOTE_FREED,
+                                        NOTE_OFFSET)
 from gputwin.emu.amd.soc.regfile import RegisterError
 
 _FIELDS = ("va_lo", "va_hi", "size_lo", "size_hi", "command")
