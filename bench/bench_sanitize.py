@@ -1,6 +1,7 @@
-"""What the sanitizers cost: one figure per line (python bench/bench_sanitize.py).
+"""What the sanitizers cost: one figure per line (python bench/bench_sanitize.py [DEV], default MOCKAMD;
+MOCKUSBAMD measures the AM driver over the emulated USB bridge).
 
-The same dispatches through the whole MOCKAMD stack (driver buffers filled with copyin, so initcheck
+The same dispatches through the whole stack (driver buffers filled with copyin, so initcheck
 tracks them) with GPUTWIN_SANITIZE off, `memcheck` and `all`: a 1M-element f32 add, a naive 128x128 f32
 matmul, an LDS tree reduction of 256K items (barriers: racecheck and synccheck at work). Best of 5 runs
 after a warm-up each, in CPU time of this process (the emulator runs on one core; on a shared machine
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 import time
 
 import numpy as np
@@ -60,18 +62,18 @@ def _time(dev, launch, repeat=5) -> float:
     return best
 
 
-def main():
+def main(spec: str = "MOCKAMD"):
     saved = os.environ.get("GPUTWIN_SANITIZE")
     try:
         for label, make in (("add 1M f32", _add), ("matmul 128 naive", _matmul), ("lds reduce 256K", _reduce)):
             times = {}
             for mode in MODES:
                 os.environ["GPUTWIN_SANITIZE"] = "" if mode == "off" else mode
-                with gputwin.open_device("MOCKAMD") as dev:
+                with gputwin.open_device(spec) as dev:
                     times[mode] = _time(dev, make(dev))
-                print(f"{label}, sanitize {mode}: {times[mode] * 1e3:.1f} ms")
+                print(f"{spec} {label}, sanitize {mode}: {times[mode] * 1e3:.1f} ms")
             for mode in MODES[1:]:
-                print(f"{label}, sanitize {mode} / off: {times[mode] / times['off']:.2f}x")
+                print(f"{spec} {label}, sanitize {mode} / off: {times[mode] / times['off']:.2f}x")
     finally:
         if saved is None:
             os.environ.pop("GPUTWIN_SANITIZE", None)
@@ -80,4 +82,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

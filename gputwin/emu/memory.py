@@ -51,10 +51,12 @@ class AddressSpace:
 
     # --- mapping -------------------------------------------------------------------------------
     def map(self, va: int, size: int, backing=None, *, writable: bool = True, name: str = "",
-            extent: int | None = None, undefined: bool = False) -> np.ndarray:
+            extent: int | None = None, undefined: bool = False, shadow: np.ndarray | None = None) -> np.ndarray:
         """Map [va, va+size). backing: None (fresh zeroed memory), an int host address, or a uint8 array.
         extent: the bytes of it the allocation asked for (memcheck); undefined: its contents mean nothing
-        until written (device memory no CPU maps): initcheck, when on, tracks which bytes were written."""
+        until written (device memory no CPU maps): initcheck, when on, tracks which bytes were written;
+        shadow: instead, initcheck's record (bool per byte) that the memory itself keeps across mappings (an
+        emulated board's VRAM)."""
         if size <= 0 or va < 0 or va + size >= 1 << 64:   # ends stay representable as uint64
             raise ValueError(f"bad mapping va={va:#x} size={size:#x} (it must end below 2**64)")
         if backing is None:
@@ -66,7 +68,8 @@ class AddressSpace:
             if data.size < size:
                 raise ValueError(f"backing of {data.size} bytes is smaller than the mapping ({size})")
             data = data[:size]
-        shadow = np.zeros(size, bool) if undefined and "initcheck" in sanitizer_config.checkers() else None
+        if shadow is None and undefined and "initcheck" in sanitizer_config.checkers():
+            shadow = np.zeros(size, bool)
         i = bisect.bisect_right(self._bases, va)
         if (i > 0 and self._regions[i - 1].end > va) or (i < len(self._bases) and self._bases[i] < va + size):
             raise ValueError(f"mapping va={va:#x} size={size:#x} overlaps an existing mapping")

@@ -1,4 +1,5 @@
-"""Each checker against a kernel with a planted bug, on every MOCKAMD target, and the same kernel run
+"""Each checker against a kernel with a planted bug, on every MOCKAMD target and
+MOCKUSBAMD, and the same kernel run
 correctly reporting nothing (fixtures/amd/sanitize/sanitize.cl: the bug is switched on by an argument)."""
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from gputwin.errors import SanitizerError
 FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "sanitize"
 # (device spec, code object, lanes per wave)
 TARGETS = {"gfx1100-w32": ("MOCKAMD", "gfx1100", 32), "gfx1100-w64": ("MOCKAMD", "gfx1100.w64", 64),
-           "gfx1201": ("MOCKAMD:gfx1201", "gfx1201", 32), "gfx942": ("MOCKAMD:gfx942", "gfx942", 64)}
+           "gfx1201": ("MOCKAMD:gfx1201", "gfx1201", 32), "gfx942": ("MOCKAMD:gfx942", "gfx942", 64),
+           # the AM driver over the emulated USB bridge: it owns VRAM and the page tables
+           "usb-gfx1100-w32": ("MOCKUSBAMD", "gfx1100", 32), "usb-gfx1100-w64": ("MOCKUSBAMD", "gfx1100.w64", 64),
+           "usb-gfx1201": ("MOCKUSBAMD:gfx1201", "gfx1201", 32)}
 
 
 @pytest.fixture(params=sorted(TARGETS))
@@ -112,6 +116,17 @@ def test_a_kernel_store_initialises_what_a_later_kernel_reads(target, monkeypatc
         assert (got == np.arange(64)).all()
     finally:
         dev.close()
+
+
+def test_memory_freed_and_allocated_again_is_uninitialised_again(target):
+    def args(dev):
+        old = _filled(dev, 64)
+        dev.synchronize()
+        dev.free(old)
+        return _filled(dev, 64), dev.alloc(256), 64, 0    # the new 256 bytes may reuse the old ones
+    e = _run(target, "shift_read", args, (64, 1, 1))
+    assert isinstance(e, SanitizerError) and "initcheck: uninitialised read of 4 bytes" in str(e)
+    assert "0 bytes into a 256-byte allocation" in str(e) and "(64 lanes)" in str(e)   # every work-item
 
 
 # --- racecheck -------------------------------------------------------------------------------------

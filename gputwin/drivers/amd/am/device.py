@@ -141,6 +141,7 @@ class AMDevice(AMDHCQDevice):
         for window, va, extents in self._windows:
             at = extents.alloc(size)
             if at is not None:
+                self.gmc.notes.allocated(va + at, size)
                 return Buffer(self, va + at, size, None, ("window", window, at, extents))
         raise OutOfMemory(f"{self.name}: no {size:#x} bytes left in the DMA windows", size=size, heap="system")
 
@@ -148,6 +149,7 @@ class AMDevice(AMDHCQDevice):
         if buf.meta[0] == "vram":
             self.gmc.free(buf.meta[1], buf.size)
         else:
+            self.gmc.notes.freed(buf.va)
             buf.meta[3].free(buf.meta[2], buf.size)
 
     def _host_read(self, buf: Buffer, offset: int, size: int) -> np.ndarray:

@@ -16,6 +16,7 @@ import numpy as np
 from gputwin.abi.amdgpu import versions, vm
 from gputwin.drivers.amd.am import nbio
 from gputwin.drivers.amd.am.mmio import wait_until
+from gputwin.drivers.amd.am.notes import AllocationNotes
 from gputwin.drivers.hcq import round_up
 from gputwin.errors import OutOfMemory
 
@@ -178,6 +179,7 @@ class Gmc:
         self.visible = ExtentAllocator(start, visible)
         self.hidden = ExtentAllocator(visible, end)
         self.hidden_start = visible
+        self.notes = AllocationNotes(mmio.bar)   # exact sizes for an emulated GPU's sanitizers
         self.tables = PageTables(arch, vram.write, lambda: self._alloc_visible(vm.PAGE))
         self.hubs = [Hub(mmio, gc, "GCVM", versions.family(arch)), Hub(mmio, mmhub, "MMVM", versions.family(arch))]
         for hub in self.hubs:
@@ -206,12 +208,14 @@ class Gmc:
 
     def _map(self, at: int, size: int) -> int:
         self.tables.map(VRAM_VA + at, at, round_up(size, vm.PAGE), system=False)
+        self.notes.allocated(VRAM_VA + at, size)
         self.flush()
         return at
 
     def free(self, at: int, size: int) -> None:
         self.tables.unmap(VRAM_VA + at, round_up(size, vm.PAGE))
         self.flush()
+        self.notes.freed(VRAM_VA + at)
         (self.visible if at < self.hidden_start else self.hidden).free(at, size)
 
     def map_system(self, bus_address: int, size: int) -> int:

@@ -6,7 +6,7 @@ name in `function.blocks`. Also set here: `function.fb` (the frame buffer's MC w
 `function.firmware` (what the PSP loaded, psp.py). docs/driver-am.md describes the blocks."""
 from __future__ import annotations
 
-from gputwin.emu.amd.soc import discovery, gfx, gmc, ih, interrupts, mc, nbio, psp, sdma, smu
+from gputwin.emu.amd.soc import alloc_notes, discovery, gfx, gmc, ih, interrupts, mc, nbio, psp, sdma, smu
 from gputwin.emu.amd.soc.function import AmdGpuFunction
 
 
@@ -19,6 +19,7 @@ def build(arch: str = "gfx1100", *, vram_size: int | None = None, name: str | No
     function.blocks["psp"] = psp.attach(function)
     function.blocks["smu"] = smu.attach(function)
     function.blocks["gmc"] = gmc.attach(function)
+    function.blocks["alloc_notes"] = alloc_notes.attach(function)   # gputwin-only: exact sizes for sanitizers
     function.blocks["ih"] = ih.attach(function)
     function.blocks["gfx"] = gfx.attach(function)
     function.blocks["sdma"] = sdma.attach(function)

@@ -15,6 +15,7 @@ import numpy as np
 from gputwin.emu.amd.gpu import GPU, PROFILES
 from gputwin.emu.amd.soc.regfile import RegisterError, RegisterFile
 from gputwin.emu.pcie import MIB, BarSpec, PcieFunction
+from gputwin.emu.sanitizer import config as sanitizer_config
 
 AMD_VENDOR_ID = 0x1002
 DISPLAY_VGA = 0x030000
@@ -67,6 +68,9 @@ class AmdGpuFunction(PcieFunction):
             BarSpec(BAR_DOORBELL, DOORBELL_BAR_SIZE, name="doorbells"),
             BarSpec(BAR_MMIO, MMIO_BAR_SIZE, is64=False, prefetchable=False, name="MMIO")])
         self.vram = lazy_zeroed(self.vram_size)
+        # initcheck's record of which VRAM bytes were written, kept with VRAM (the GMC's regions view it)
+        self.vram_written = lazy_zeroed(self.vram_size).view(bool) if "initcheck" in sanitizer_config.checkers() \
+            else None
         self.regs = RegisterFile(name)
         self.doorbells = Doorbells(name)
         self.gpu = GPU(arch, name=name)   # the engines: command processor, SDMA, shader cores
@@ -81,11 +85,17 @@ class AmdGpuFunction(PcieFunction):
     def bar_write(self, bar: int, offset: int, data: bytes) -> None:
         if bar == BAR_VRAM:
             self.vram[offset:offset + len(data)] = np.frombuffer(data, np.uint8)
+            self.host_wrote(offset, len(data))
         elif bar == BAR_MMIO:
             for i, d in enumerate(self._dwords(offset, len(data))):
                 self.regs.write(d, struct.unpack_from("<I", data, 4 * i)[0])
         else:
             self.doorbells.write(offset, data)
+
+    def host_wrote(self, offset: int, size: int) -> None:
+        """The host wrote VRAM [offset, offset+size) (through BAR0 or the MM_DATA window): initcheck."""
+        if self.vram_written is not None:
+            self.vram_written[offset:offset + size] = True
 
     def _dwords(self, offset: int, size: int) -> range:
         if offset % 4 or size % 4:

@@ -20,6 +20,7 @@ from gputwin.abi.amdgpu import ip_bases, versions, vm
 from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.emu.memory import AddressSpace
 from gputwin.emu.pcie import PcieError
+from gputwin.emu.sanitizer import config as sanitizer_config
 
 VMID0 = 1 << 0
 PERMISSION_WRITE = 1 << 2   # PERMISSION_FAULTS bits: valid, read, write, execute
@@ -151,38 +152,68 @@ class Gmc:
         gpu = function.gpu
         self.gfxhub = VmHub(function, versions.gc(function.arch), "GCVM", self._rebuild)
         self.mmhub = VmHub(function, versions.mmhub(function.arch), "MMVM")
-        self._backings: dict[tuple, np.ndarray] = {}   # walk run -> the array its region maps
+        self._backings: dict[tuple, np.ndarray] = {}   # region (va, size, system, address, writable) -> its array
+        self._runs: list[tuple[int, int, bool, int, bool]] = []   # the last walk's leaf runs
         gpu.mem = AddressSpace(f"{function.name} GPU VM (no page table yet)")
 
     def _rebuild(self, hub: VmHub) -> None:
-        """A fresh address space from the walk. A run that did not change keeps its backing array, so what
-        the engines cached per mapping (decoded programs) stays valid."""
+        self._runs = hub.leaves() if hub.enabled() else []
+        self._remap()
+
+    def noted(self, va: int) -> None:
+        """An allocation note (alloc_notes.py) for va: cut the regions anew if it lies in one (a
+        sub-allocation of a mapped DMA window); an allocation not mapped yet is cut by the invalidate that
+        maps it."""
+        if sanitizer_config.checkers() and self.function.gpu.mem.find(va) is not None:
+            self._remap()
+
+    def _remap(self) -> None:
+        """A fresh address space from the last walk. A piece that did not change keeps its backing array, so
+        what the engines cached per mapping (decoded programs) stays valid. While a sanitizer is on, the
+        runs are cut at the driver's allocations (extents for memcheck), and VRAM regions share the board's
+        record of written bytes (initcheck), which a fresh allocation clears."""
         mem = AddressSpace(f"{self.function.name} GPU VM")
         kept: dict[tuple, np.ndarray] = {}
-        if hub.enabled():
-            upstream = self.function.upstream
-            for run in hub.leaves():
-                va, size, system, address, writable = run
-                backing = self._backings.get(run)
-                if backing is None and system and upstream is not None:
-                    try:
-                        backing = upstream.view(address, size)
-                    except PcieError:
-                        continue   # no bus memory there: an access faults
-                elif backing is None and not system and address + size <= self.function.vram_size:
-                    backing = self.function.vram[address:address + size]
+        notes = self.function.blocks["alloc_notes"] if sanitizer_config.checkers() else None
+        written, seen = self.function.vram_written, set()
+        for va, size, system, address, writable in self._runs:
+            for pva, psize, extent, owner in notes.pieces(va, size) if notes else [(va, size, None, None)]:
+                key = (pva, psize, system, address + pva - va, writable)
+                backing = self._backings[key] if key in self._backings else self._backing(system, key[3], psize)
                 if backing is None:
                     continue   # nothing backs it: an access faults
-                kept[run] = backing
-                mem.map(va, size, backing, writable=writable, name="system" if system else "vram")
+                kept[key] = backing
+                shadow = None
+                if written is not None and not system:
+                    shadow = written[key[3]:key[3] + psize]
+                    if notes and owner in notes.fresh:
+                        shadow[:] = False   # VRAM of a fresh allocation holds nothing the user wrote
+                        seen.add(owner)
+                mem.map(pva, psize, backing, writable=writable, name="system" if system else "vram", extent=extent,
+                        shadow=shadow)
+        if notes:
+            notes.fresh -= seen
         self._backings = kept
         self.function.gpu.mem = mem
+
+    def _backing(self, system: bool, address: int, size: int) -> np.ndarray | None:
+        """The array behind a leaf run: the bus memory upstream (SYSTEM: the bridge SRAM) or VRAM; None if
+        nothing is there."""
+        if system:
+            upstream = self.function.upstream
+            if upstream is None:
+                return None
+            try:
+                return upstream.view(address, size)
+            except PcieError:
+                return None
+        return self.function.vram[address:address + size] if address + size <= self.function.vram_size else None
 
     def reset(self) -> None:
         """Power-on (Mode1 reset): contexts off, nothing translates."""
         self.gfxhub.reset()
         self.mmhub.reset()
-        self._backings = {}
+        self._backings, self._runs = {}, []
         self.function.gpu.mem = AddressSpace(f"{self.function.name} GPU VM (no page table yet)")
 
     def record_fault(self, address: int, write: bool) -> None:

@@ -66,6 +66,7 @@ class Nbio:
         kind, where = self._mm_target()
         if kind == "vram":
             self.function.vram[where:where + 4] = memoryview(value.to_bytes(4, "little"))
+            self.function.host_wrote(where, 4)
         else:
             self.function.regs.write(where, value)
 
