@@ -280,6 +280,8 @@ def ignored_bits(info: OpInfo) -> int:
     return info.reject & bits
 
 
+# The identifying top 6 bits of the image formats per family (image_formats.py).
+_IMAGE_IDS = {"rdna3": (0b111100,), "rdna4": (0b110100, 0b111001)}
 VINTERP_ID = 0xCD    # bits [31:24] of a VINTERP word
 VINTERP_OPS = {0: "v_interp_p10_f32", 1: "v_interp_p2_f32", 2: "v_interp_p10_f16_f32", 3: "v_interp_p2_f16_f32",
                4: "v_interp_p10_rtz_f16_f32", 5: "v_interp_p2_rtz_f16_f32"}
@@ -349,6 +351,8 @@ class Decoder:
         fname = self.top9[d0 >> 23]
         if fname is None and d0 >> 24 == VINTERP_ID and not self.strict:
             return self._vinterp(b)
+        if fname is None and d0 >> 26 in _IMAGE_IDS.get(self.table.family, ()):
+            return self._image(b)
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
         if fname.startswith("SOP"):
@@ -531,6 +535,14 @@ class Decoder:
                     op_sel=tuple(bool(w >> (11 + i) & 1) for i in range(4)), extra={"wait_exp": w >> 8 & 7})
 
     # ---- memory ----------------------------------------------------------------------------------
+    def _image(self, b: bytes) -> Inst:
+        """MIMG (gfx11), VIMAGE/VSAMPLE (gfx12): image.py; the emulator refuses to run them."""
+        from . import image   # loads its table on first use: kernels never meet images
+        try:
+            return image.decode(self.arch, b)
+        except image.ImageError as e:
+            raise _Illegal(str(e)) from None
+
     def _ds(self, w: int) -> Inst:
         info = self._info("DS", w >> 18 & 0xFF, w)
         if w & info.need != info.need:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS
