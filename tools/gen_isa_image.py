@@ -23,6 +23,7 @@ import argparse
 import json
 import pathlib
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -185,6 +186,40 @@ def probe_reject(p: Prober, vals: dict) -> int:
     return bad
 
 
+def aliases(arch: str, encodings: dict) -> dict[str, str]:
+    """Other mnemonics llvm-mc-19 takes for these instructions (kept only if it assembles a line written
+    with one to the canonical line's bytes and text). Candidates: the gfx11 name of the same opcode (LLVM's
+    MIMG_Atomic_Renamed keeps it as an alias on gfx12) and the *_num_flt spellings of the fp atomics."""
+    if ARCHES[arch] != "rdna4":
+        return {}
+    p11 = Prober("gfx1100", "MIMG", False)
+    lines: dict[str, str] = {}   # canonical name -> a line LLVM prints for it
+    cands: dict[str, set[str]] = {}
+    for key, ops in encodings.items():
+        p = Prober(arch, key, True)
+        for op, e in ops.items():
+            vals = p.base(int(op), e["sampler"], p.nfields if e["bvh"] else len(e["va0"]), dim=0)
+            t = p.text(p.word(vals)) if not e["bvh"] else None
+            if t:
+                lines[e["name"]] = t
+            old = probe_op(p11, int(op)) if key == "VIMAGE" else None
+            names = {old["name"]} if old else set()
+            names |= {e["name"].replace(x, x[:-4] + "_num_flt") for x in ("_min_flt", "_max_flt") if x in e["name"]}
+            cands[e["name"]] = names - {e["name"]}
+    out = {}
+    for c, names in sorted(cands.items()):
+        for a in sorted(names):
+            if c not in lines:
+                continue
+            src = f"{lines[c]}\n{a}{lines[c][len(c):]}\n"
+            p = subprocess.run(["llvm-mc-19", "-triple=amdgcn", f"-mcpu={arch}", "-show-encoding"], input=src,
+                               capture_output=True, text=True)
+            got = [ln.strip() for ln in p.stdout.splitlines() if "encoding" in ln]
+            if not p.stderr and len(got) == 2 and got[0] == got[1]:
+                out[a] = c
+    return out
+
+
 def generate(arch: str) -> dict:
     family = ARCHES[arch]
     out: dict[str, dict] = {}
@@ -205,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="gfx1100")
     a = ap.parse_args(argv)
-    doc = {"oracle": llvm_version(), "encodings": generate(a.arch)}
-    lines = ["{", f'"oracle": {json.dumps(doc["oracle"])},', '"encodings": {']
+    encodings = generate(a.arch)
+    doc = {"oracle": llvm_version(), "aliases": aliases(a.arch, encodings), "encodings": encodings}
+    lines = ["{", f'"oracle": {json.dumps(doc["oracle"])},', f'"aliases": {json.dumps(doc["aliases"])},',
+             '"encodings": {']
     encs = list(doc["encodings"].items())
     for i, (enc, ops) in enumerate(encs):
         lines.append(f'{json.dumps(enc)}: {{')

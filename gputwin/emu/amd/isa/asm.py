@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import sopp_imm
+from . import asm_image, image, sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
 from .asm_syntax import NULL_SDST, add_aliases, check_order
@@ -87,6 +87,7 @@ class Assembler:
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)
+        self.images = image.by_name(arch)   # image_* (MIMG, VIMAGE, VSAMPLE): asm_image.py
 
     # ---- whole programs -----------------------------------------------------------------------
     def assemble(self, text: str) -> bytes:
@@ -167,6 +168,13 @@ class Assembler:
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
+        images = self.images.get(mnemonic.lower())
+        if images:
+            try:
+                return asm_image.parse(self.arch, self.table, images, rest.strip(),
+                                       rest_col + len(rest) - len(rest.lstrip())), None
+            except Fail as e:
+                raise AsmError(str(e), line, e.col) from None
         cands = self.index.get(mnemonic.lower())   # LLVM matches mnemonics in any case
         if not cands:
             raise AsmError(f"unknown instruction {mnemonic!r}", line, col0)

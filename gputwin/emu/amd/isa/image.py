@@ -58,12 +58,15 @@ class ImageOp:
 
 
 @functools.cache
+def _doc(arch: str) -> dict:
+    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_image.json"
+    return json.loads(path.read_text()) if path.exists() else {"encodings": {}}
+
+
+@functools.cache
 def ops(arch: str) -> dict[str, dict[int, ImageOp]]:
     """variant (MIMG, MIMG_NSA, VIMAGE, VSAMPLE) -> opcode -> ImageOp."""
-    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_image.json"
-    if not path.exists():
-        return {}
-    doc = json.loads(path.read_text())
+    doc = _doc(arch)
     out: dict[str, dict[int, ImageOp]] = {}
     for key, entries in doc["encodings"].items():
         enc = key.removesuffix("_NSA")
@@ -77,10 +80,13 @@ def ops(arch: str) -> dict[str, dict[int, ImageOp]]:
 
 @functools.cache
 def by_name(arch: str) -> dict[str, list[ImageOp]]:
+    """Mnemonic as written (canonical or an alias LLVM takes, the table's `aliases`) -> entries."""
     out: dict[str, list[ImageOp]] = {}
     for entries in ops(arch).values():
         for op in entries.values():
             out.setdefault(op.name, []).append(op)
+    for alias, canon in _doc(arch).get("aliases", {}).items():
+        out.setdefault(alias, out[canon])
     return out
 
 
