@@ -32,7 +32,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from gen_isa import llvm_version  # noqa: E402
 from llvm_oracle import Disassembler  # noqa: E402
 
-from gputwin.emu.amd.isa.image_formats import FAMILY_FORMATS, FORMATS, VADDR_FIELDS  # noqa: E402
+from gputwin.emu.amd.isa.image import nsa_layout  # noqa: E402
+from gputwin.emu.amd.isa.image_formats import DIMS, FAMILY_FORMATS, FORMATS, VADDR_FIELDS  # noqa: E402
 from gputwin.emu.amd.isa.table import ARCHES, TABLE_DIR  # noqa: E402
 
 _REG = re.compile(r"v(\d+)$|v\[(\d+):(\d+)\]$")
@@ -220,6 +221,46 @@ def aliases(arch: str, encodings: dict) -> dict[str, str]:
     return out
 
 
+def asm_data(arch: str, encodings: dict) -> None:
+    """Per entry `asm_data`: bit DMASK*4+D16*2+TFE set when llvm-mc-19 assembles that combination (with
+    VDATA of the size LLVM asks for): the assembler's variants are not the disassembler's (gfx11 atomics
+    with TFE, for one, assemble but never decode re-sized)."""
+    for key, ops in encodings.items():
+        lines, where = [], []
+        for op, e in ops.items():
+            if e["bvh"]:
+                continue
+            dim = next(d for d in range(8) if e["addr"][2 * d] and ("msaa" not in e["name"] or d >= 6))
+            n = e["addr"][2 * dim]
+            if key.endswith("_NSA"):
+                continue
+            regs = [(20 + i * 8, c) for i, c in enumerate((n,) if key == "MIMG" else nsa_layout(key, n))]
+            regs = [f"v[{r}:{r + c - 1}]" if c > 1 else f"v{r}" for r, c in regs]
+            addr = regs[0] if len(regs) == 1 else "[" + ", ".join(regs) + "]"
+            for dmask in range(16):
+                for d16 in (0, 1):
+                    for tfe in (0, 1):
+                        k = 4 if e["gather"] else max(bin(dmask).count("1"), 1)
+                        vd = (k + 1) // 2 + tfe if d16 else k + tfe
+                        vdata = f"v[0:{vd - 1}]" if vd > 1 else "v0"
+                        samp = ", s[12:15]" if e["sampler"] else ""
+                        mods = (f" dmask:{dmask:#x}" if dmask else "") + f" dim:{dim}" + " tfe" * tfe + " d16" * d16
+                        lines.append(f"{e['name']} {vdata}, {addr}, s[8:15]{samp}{mods}".replace(
+                            f"dim:{dim}", f"dim:SQ_RSRC_IMG_{DIMS[dim]}"))
+                        where.append((op, dmask * 4 + d16 * 2 + tfe))
+        p = subprocess.run(["llvm-mc-19", "-triple=amdgcn", f"-mcpu={arch}", "-show-encoding"],
+                           input="\n".join(lines) + "\n", capture_output=True, text=True)
+        bad = {int(m) for m in re.findall(r"<stdin>:(\d+):", p.stderr)}
+        for i, (op, bit) in enumerate(where):
+            e = ops[op]
+            e.setdefault("asm_data", 0)
+            if i + 1 not in bad:
+                e["asm_data"] |= 1 << bit
+    nsa = encodings.get("MIMG_NSA", {})
+    for op, e in nsa.items():   # the same instructions: the written VDATA does not depend on the address form
+        e["asm_data"] = encodings["MIMG"][op].get("asm_data", 0)
+
+
 def generate(arch: str) -> dict:
     family = ARCHES[arch]
     out: dict[str, dict] = {}
@@ -241,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arch", default="gfx1100")
     a = ap.parse_args(argv)
     encodings = generate(a.arch)
+    asm_data(a.arch, encodings)
     doc = {"oracle": llvm_version(), "aliases": aliases(a.arch, encodings), "encodings": encodings}
     lines = ["{", f'"oracle": {json.dumps(doc["oracle"])},', f'"aliases": {json.dumps(doc["aliases"])},',
              '"encodings": {']

@@ -156,7 +156,7 @@ def _check(op: image.ImageOp, vdata: Operand, addrs: list[Operand], mods: dict, 
     vd = image.data_dwords(op, dmask, bool(mods.get("d16")), bool(mods.get("tfe")))
     if vdata.count != vd:
         raise Fail("image data size does not match dmask, d16 and tfe", ops[0][1])
-    if vd not in op.vd_ok:
+    if not op.asm_data >> (dmask * 4 + 2 * bool(mods.get("d16")) + bool(mods.get("tfe"))) & 1:
         raise Fail("invalid operand for instruction", ops[0][1])
     want = image.addr_dwords(op, dim, a16)
     if not want:

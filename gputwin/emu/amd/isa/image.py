@@ -50,6 +50,7 @@ class ImageOp:
     bvh_layout: tuple[tuple[int, ...], ...]
     reject: int
     need: int
+    asm_data: int         # bit DMASK*4+D16*2+TFE: the assembler has a variant for it
 
     @property
     def kind(self) -> str:
@@ -73,7 +74,8 @@ def ops(arch: str) -> dict[str, dict[int, ImageOp]]:
         nsa = enc != "MIMG" or key.endswith("_NSA")
         out[key] = {int(op): ImageOp(e["name"], enc, nsa, int(op), e["sampler"], e["bvh"], e["gather"], e["d16"],
                                      e["vd0"], tuple(e["va0"]), tuple(e["addr"]), frozenset(e["vd_ok"]),
-                                     tuple(tuple(x) for x in e.get("bvh_layout", ())), e["reject"], e["need"])
+                                     tuple(tuple(x) for x in e.get("bvh_layout", ())), e["reject"], e["need"],
+                                     e.get("asm_data", 0))
                     for op, e in entries.items()}
     return out
 
