@@ -10,8 +10,9 @@ generator sweeps the opcode field and records, per opcode and address form (MIMG
 - `name`, `sampler` (has the sampler operand), `d16` (the D16 bit decodes), `gather` (4-dword result
   whatever DMASK says), `bvh` (image_bvh*: fixed address layouts, `bvh: {a16: layout}`);
 - `vd0`, `va0`: the default variant's VDATA dwords and address layout (dwords per address operand);
+  `va0_zero`: the default's layout when the other address fields are 0, where that differs (gfx12);
 - `addr`: per DIM*2+A16, the address dwords the re-sized variant has (0: none, the default prints);
-- `vd_ok`: the VDATA sizes some variant has;
+- `vd_map`: VDATA dwords asked for (image.data_dwords) -> the re-sized variant's (missing: none);
 - `reject`: word bits outside the operand fields that LLVM refuses for this opcode (flipping each clear
   bit of a valid word in turn).
 What it trusts LLVM for: which opcodes exist, names, the variants and printing. The field layout is
@@ -32,7 +33,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from gen_isa import llvm_version  # noqa: E402
 from llvm_oracle import Disassembler  # noqa: E402
 
-from gputwin.emu.amd.isa.image import nsa_layout  # noqa: E402
+from gputwin.emu.amd.isa.image import data_dwords, nsa_layout  # noqa: E402
 from gputwin.emu.amd.isa.image_formats import DIMS, FAMILY_FORMATS, FORMATS, VADDR_FIELDS  # noqa: E402
 from gputwin.emu.amd.isa.table import ARCHES, TABLE_DIR  # noqa: E402
 
@@ -123,15 +124,19 @@ def probe_op(p: Prober, op: int) -> dict | None:
     # the default variant: ask for 5 VDATA dwords starting at v252, which no variant fits
     dflt = p.text(p.word(dict(vals, vdata=252, dmask=15, tfe=1)))
     if e["bvh"]:
-        e.update(gather=False, d16=False, vd0=parse(text)[1], vd_ok=[parse(text)[1]], addr=[], va0=[])
+        e.update(gather=False, d16=False, vd0=parse(text)[1], vd_map={}, addr=[], va0=[])
         e["bvh_layout"] = [list(parse(bvh_text(p, dict(vals, a16=a16)))[2]) for a16 in (0, 1)]
     else:
         _, vd0, va0 = parse(dflt)
         e.update(vd0=vd0, va0=list(va0[:p.nfields] if p.size == 12 else va0))
+        # gfx12 VIMAGE: with the other address fields 0 the word decodes as a one-address default variant
+        zero = p.text(p.word(dict(vals, vdata=252, dmask=15, tfe=1, **{f"vaddr{i}": 0 for i in range(1, p.nfields)})))
+        if p.size == 12 and zero and list(parse(zero)[2]) != e["va0"]:
+            e["va0_zero"] = list(parse(zero)[2])
         e["gather"] = parse(text)[1] == 4
         e["d16"] = p.text(p.word(dict(vals, d16=1))) is not None
         data = [c for c in _DATA if e["d16"] or not c[1]]
-        vd_ok, addr = {vd0}, []
+        vd_map, addr = {vd0: vd0}, []
         outcomes = {}
         for dim in range(8):
             for a16 in (0, 1):
@@ -139,18 +144,20 @@ def probe_op(p: Prober, op: int) -> dict | None:
                 for dmask, d16, tfe in data:
                     t = p.text(p.word(dict(vals, dim=dim, a16=a16, dmask=dmask, d16=d16, tfe=tfe)))
                     if t:
-                        got.append(parse(t)[1:])
+                        got.append((data_dwords(e["gather"], dmask, d16, tfe), *parse(t)[1:]))
                 outcomes[dim * 2 + a16] = got
-                conv = [g for g in got if g != (vd0, tuple(e["va0"]))]
-                vd_ok |= {g[0] for g in conv}
         for key in range(16):
-            conv = {sum(g[1]) for g in outcomes[key] if g != (vd0, tuple(e["va0"]))}
+            conv = [g for g in outcomes[key] if g[1:] != (vd0, tuple(e["va0"]))]
+            for want, vd, _ in conv:
+                if vd_map.setdefault(want, vd) != vd:
+                    raise SystemExit(f"gen_isa_image: {name}: VDATA {want} re-sized to {vd} and {vd_map[want]}")
+        for key in range(16):
+            conv = {sum(g[2]) for g in outcomes[key] if g[1:] != (vd0, tuple(e["va0"]))}
             if len(conv) > 1:
                 raise SystemExit(f"gen_isa_image: {name} dim/a16 {key}: several address sizes {conv}")
-            # nothing re-sized although other VDATA sizes exist: no variant for this address size
-            addr.append(conv.pop() if conv else (sum(e["va0"]) if vd_ok == {vd0} else 0))
+            addr.append(conv.pop() if conv else 0)   # nothing re-sized: no variant for this address size
         e["addr"] = addr
-        e["vd_ok"] = sorted(vd_ok)
+        e["vd_map"] = {str(k): v for k, v in sorted(vd_map.items())}
     e["reject"] = probe_reject(p, vals)
     if e["bvh"]:   # the A16 form (gfx12: with its unused fifth address field zero) must not count A16 as refused
         a16 = dict(vals, a16=1, **({"vaddr4": 0} if p.nfields == 5 else {}))
@@ -228,12 +235,10 @@ def asm_data(arch: str, encodings: dict) -> None:
     for key, ops in encodings.items():
         lines, where = [], []
         for op, e in ops.items():
-            if e["bvh"]:
+            if e["bvh"] or key.endswith("_NSA"):
                 continue
             dim = next(d for d in range(8) if e["addr"][2 * d] and ("msaa" not in e["name"] or d >= 6))
             n = e["addr"][2 * dim]
-            if key.endswith("_NSA"):
-                continue
             regs = [(20 + i * 8, c) for i, c in enumerate((n,) if key == "MIMG" else nsa_layout(key, n))]
             regs = [f"v[{r}:{r + c - 1}]" if c > 1 else f"v{r}" for r, c in regs]
             addr = regs[0] if len(regs) == 1 else "[" + ", ".join(regs) + "]"

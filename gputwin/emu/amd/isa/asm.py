@@ -78,6 +78,8 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
 
 
 class Assembler:
+    images: dict = {}   # image_* mnemonic -> entries (MIMG, VIMAGE, VSAMPLE; none on gfx942): asm_image.py
+
     def __init__(self, arch: str = "gfx1100", wave64: bool = False):
         self.arch = arch
         self.wave64 = wave64
@@ -87,7 +89,7 @@ class Assembler:
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)
-        self.images = image.by_name(arch)   # image_* (MIMG, VIMAGE, VSAMPLE): asm_image.py
+        self.images = image.by_name(arch)
 
     # ---- whole programs -----------------------------------------------------------------------
     def assemble(self, text: str) -> bytes:

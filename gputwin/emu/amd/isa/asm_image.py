@@ -153,7 +153,7 @@ def _check(op: image.ImageOp, vdata: Operand, addrs: list[Operand], mods: dict, 
     dmask, dim = mods.get("dmask", 0), mods["dim"]
     if "msaa" in op.name and DIMS[dim] not in ("2D_MSAA", "2D_MSAA_ARRAY"):
         raise Fail("invalid dim; must be MSAA type", col)
-    vd = image.data_dwords(op, dmask, bool(mods.get("d16")), bool(mods.get("tfe")))
+    vd = image.data_dwords(op.gather, dmask, bool(mods.get("d16")), bool(mods.get("tfe")))
     if vdata.count != vd:
         raise Fail("image data size does not match dmask, d16 and tfe", ops[0][1])
     if not op.asm_data >> (dmask * 4 + 2 * bool(mods.get("d16")) + bool(mods.get("tfe"))) & 1:

@@ -8,7 +8,8 @@ How LLVM sizes the operands, reproduced here: the word decodes as the opcode's d
 VDATA dwords, address layout `va0`), whose registers must fit below v256. Then VDATA is re-sized to
 what DMASK asks (4 for gather4 / MSAA loads), halved (rounding up) for D16, plus one for TFE, and the
 address to the opcode's size for DIM and A16 (`addr`); when no variant has both sizes, or the wider
-register would run past v255, LLVM keeps the default variant. Plain (non-NSA) MIMG has one address
+register would run past v255, LLVM keeps the default variant (and a variant may be wider than asked:
+gfx11 atomics asked for 4 VDATA dwords get 5). Plain (non-NSA) MIMG has one address
 range; NSA forms one VGPR per address, the last field taking the rest as a range (partial NSA).
 
 Inst: `encoding` MIMG / VIMAGE / VSAMPLE, `operands` vdata, vaddr0.. (one per printed address
@@ -45,8 +46,9 @@ class ImageOp:
     d16: bool
     vd0: int
     va0: tuple[int, ...]
+    va0_zero: tuple[int, ...]  # gfx12 VIMAGE: the default's layout when the other address fields are 0
     addr: tuple[int, ...]  # per DIM*2+A16: address dwords (0: no variant)
-    vd_ok: frozenset
+    vd_map: dict          # VDATA dwords asked for -> the re-sized variant's (gfx11 atomics: 4 -> 5)
     bvh_layout: tuple[tuple[int, ...], ...]
     reject: int
     need: int
@@ -73,7 +75,7 @@ def ops(arch: str) -> dict[str, dict[int, ImageOp]]:
         enc = key.removesuffix("_NSA")
         nsa = enc != "MIMG" or key.endswith("_NSA")
         out[key] = {int(op): ImageOp(e["name"], enc, nsa, int(op), e["sampler"], e["bvh"], e["gather"], e["d16"],
-                                     e["vd0"], tuple(e["va0"]), tuple(e["addr"]), frozenset(e["vd_ok"]),
+                                     e["vd0"], tuple(e["va0"]), tuple(e.get("va0_zero", ())), tuple(e["addr"]), {int(k): v for k, v in e["vd_map"].items()},
                                      tuple(tuple(x) for x in e.get("bvh_layout", ())), e["reject"], e["need"],
                                      e.get("asm_data", 0))
                     for op, e in entries.items()}
@@ -92,9 +94,9 @@ def by_name(arch: str) -> dict[str, list[ImageOp]]:
     return out
 
 
-def data_dwords(op: ImageOp, dmask: int, d16: bool, tfe: bool) -> int:
+def data_dwords(gather: bool, dmask: int, d16: bool, tfe: bool) -> int:
     """VDATA dwords LLVM asks for: one per DMASK bit (4 for gather4/MSAA), halved for D16, +1 for TFE."""
-    n = 4 if op.gather else max(bin(dmask & 15).count("1"), 1)
+    n = 4 if gather else max(bin(dmask & 15).count("1"), 1)
     if d16:
         n = (n + 1) // 2
     return n + int(tfe)
@@ -111,18 +113,29 @@ def addr_dwords(op: ImageOp, dim: int, a16: bool) -> int:
     return op.addr[dim * 2 + int(a16)] if op.addr else 0
 
 
+def default_layout(op: ImageOp, vaddr: tuple[int, ...]) -> tuple[int, ...]:
+    """The address layout of the variant the word decodes as first (gfx12 VIMAGE: one address when the
+    other address fields are 0)."""
+    return op.va0_zero if op.va0_zero and not any(vaddr[1:]) else op.va0
+
+
 def sizes(op: ImageOp, vdata: int, vaddr: tuple[int, ...], dmask: int, dim: int, a16: bool, d16: bool,
           tfe: bool) -> tuple[int, tuple[int, ...]]:
     """(VDATA dwords, address layout) LLVM prints for these fields (module docstring)."""
     if op.bvh:
         return op.vd0, op.bvh_layout[int(a16)]
-    vd, va = data_dwords(op, dmask, d16, tfe), addr_dwords(op, dim, a16)
-    default = (op.vd0, op.va0)
-    if not va or vd not in op.vd_ok or (vd, va) == (op.vd0, sum(op.va0)):
-        return default
+    va0 = default_layout(op, vaddr)
+    want, va = data_dwords(op.gather, dmask, d16, tfe), addr_dwords(op, dim, a16)
+    vd = op.vd_map.get(want)
+    if not va or vd is None or (want, va) == (op.vd0, sum(va0)) or vd != op.vd0 and vdata + vd > 256:
+        return op.vd0, va0
     layout = nsa_layout(op.enc, va) if op.nsa else (va,)
-    if vdata + vd > 256 or vaddr[len(layout) - 1] + layout[-1] > 256:
-        return default
+    if va != sum(va0) and (not op.nsa or va > sum(va0)):
+        # LLVM widens the default's last address register (plain: the only one; partial NSA: the last
+        # field); a single VGPR has no wider form there
+        k = len(va0) - 1 if op.nsa else 0
+        if layout[k] == 1 or vaddr[k] + layout[k] > 256:
+            return op.vd0, va0
     return vd, layout
 
 
@@ -163,7 +176,7 @@ def decode(arch: str, b: bytes) -> Inst:
     nfields = VADDR_FIELDS[fmt.name] if nsa else 1
     vaddr = tuple(f[f"vaddr{i}"] for i in range(nfields))
     # the default variant's registers must exist (LLVM decodes it first)
-    default = op.bvh_layout[f.get("a16", 0)] if op.bvh else op.va0
+    default = op.bvh_layout[f.get("a16", 0)] if op.bvh else default_layout(op, vaddr)
     if f["vdata"] + op.vd0 > 256 or any(v + n > 256 for v, n in zip(vaddr, default)):
         raise ImageError(f"{op.name}: a register range runs past v255")
     vd, layout = sizes(op, f["vdata"], vaddr, f["dmask"], f["dim"], bool(f.get("a16")), bool(f.get("d16")),
