@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import asm_image, image, sopp_imm
+from . import asm_image, image, pixel, sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
 from .asm_syntax import NULL_SDST, add_aliases, check_order
@@ -79,6 +79,7 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
 
 class Assembler:
     images: dict = {}   # image_* mnemonic -> entries (MIMG, VIMAGE, VSAMPLE; none on gfx942): asm_image.py
+    pixel: dict = {}    # exp/export, LDS-direct loads, v_interp_*: pixel.py
 
     def __init__(self, arch: str = "gfx1100", wave64: bool = False):
         self.arch = arch
@@ -90,6 +91,7 @@ class Assembler:
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)
         self.images = image.by_name(arch)
+        self.pixel = pixel.mnemonics(arch)
 
     # ---- whole programs -----------------------------------------------------------------------
     def assemble(self, text: str) -> bytes:
@@ -170,6 +172,12 @@ class Assembler:
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
+        if mnemonic.lower() in self.pixel:
+            try:
+                return pixel.parse(self.arch, mnemonic.lower(), rest.strip(),
+                                   rest_col + len(rest) - len(rest.lstrip())), None
+            except pixel.PixelError as e:
+                raise AsmError(str(e), line, e.col) from None
         images = self.images.get(mnemonic.lower())
         if images:
             try:

@@ -282,11 +282,8 @@ def ignored_bits(info: OpInfo) -> int:
 
 # The identifying top 6 bits of the image formats per family (image_formats.py).
 _IMAGE_IDS = {"rdna3": (0b111100,), "rdna4": (0b110100, 0b111001)}
-VINTERP_ID = 0xCD    # bits [31:24] of a VINTERP word
-VINTERP_OPS = {0: "v_interp_p10_f32", 1: "v_interp_p2_f32", 2: "v_interp_p10_f16_f32", 3: "v_interp_p2_f16_f32",
-               4: "v_interp_p10_rtz_f16_f32", 5: "v_interp_p2_rtz_f16_f32"}
-
-
+# EXP (0b111110), LDSDIR/VDSDIR and VINTERP (0b110011, then 0xCE / 0xCD in the top byte): pixel.py
+_PIXEL_IDS = (0b111110, 0b110011)
 class Decoder:
     """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable).
 
@@ -349,10 +346,10 @@ class Decoder:
     def _decode(self, b: bytes) -> Inst:
         d0 = int.from_bytes(b[:4], "little")
         fname = self.top9[d0 >> 23]
-        if fname is None and d0 >> 24 == VINTERP_ID and not self.strict:
-            return self._vinterp(b)
         if fname is None and d0 >> 26 in _IMAGE_IDS.get(self.table.family, ()):
             return self._image(b)
+        if fname is None and d0 >> 26 in _PIXEL_IDS:
+            return self._pixel(b)
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
         if fname.startswith("SOP"):
@@ -509,30 +506,19 @@ class Decoder:
         hy = Inst(y.op, "VOPD", opy, size, yops)
         return Inst("v_dual", "VOPD", opx << 5 | opy, size, vopd=(hx, hy))
 
-    def _vinterp(self, b: bytes) -> Inst:
-        """VINTERP (gfx11/gfx12 parameter interpolation; not in the generated tables, so execution mode
-        only). Fields (RDNA3 ISA guide, "VINTERP"; checked against llvm-mc-19): VDST [7:0], WAIT_EXP
-        [10:8], OPSEL [14:11], CLAMP [15], OP [22:16], SRC0/1/2 [40:32]/[49:41]/[58:50], NEG [63:61].
-        LLVM takes only VGPR sources; the hardware also reads a scalar I/J (src1) and P2's src2."""
-        if len(b) < 8:
-            raise _Illegal("truncated VINTERP instruction")
-        w = int.from_bytes(b[:8], "little")
-        opcode = w >> 16 & 0x7F
-        name = VINTERP_OPS.get(opcode)
-        if name is None or w >> 23 & 1:
-            raise _Illegal(f"no VINTERP instruction with opcode {opcode}" if name is None
-                           else "VINTERP bit 23 is reserved")
-        f16_in = "_f16_" in name
-        ops = {"vdst": _reg("vgpr", w & 0xFF, 1)}
-        for i, (role, ptype) in enumerate((("src0", "f16" if f16_in else "b32"), ("src1", "b32"),
-                                           ("src2", "f16" if f16_in and "p10" in name else "b32"))):
-            v = w >> (32 + 9 * i) & 0x1FF
+    def _pixel(self, b: bytes) -> Inst:
+        """EXP, LDSDIR/VDSDIR, VINTERP (pixel.py). VINTERP in execution mode also takes the sources the
+        hardware reads besides VGPRs (a scalar I/J, constants; LLVM's register class is VGPRs only)."""
+        from . import pixel
+
+        def src(role: str, v: int, ptype: str) -> Operand:
             if v == SRC_LITERAL or v in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI):
-                raise _Illegal(f"{name} {role}: source encoding {v} (literal / DPP) is not allowed")
-            ops[role] = _src(v, 1, ptype, None)
-        return Inst(name, "VINTERP", opcode, 8, ops, clamp=bool(w >> 15 & 1),
-                    neg=tuple(bool(w >> (61 + i) & 1) for i in range(3)),
-                    op_sel=tuple(bool(w >> (11 + i) & 1) for i in range(4)), extra={"wait_exp": w >> 8 & 7})
+                raise pixel.PixelError(f"{role}: source encoding {v} (literal / DPP) is not allowed")
+            return _src(v, 1, ptype, None)
+        try:
+            return pixel.decode(self.arch, b, self.strict, src)
+        except pixel.PixelError as e:
+            raise _Illegal(str(e)) from None
 
     # ---- memory ----------------------------------------------------------------------------------
     def _image(self, b: bytes) -> Inst:

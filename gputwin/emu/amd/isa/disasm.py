@@ -114,6 +114,9 @@ class Printer:
         return _SMEM_FORMS.get(inst.extra.get("smem_form")) if self.asm_style else None
 
     def text(self, inst: Inst) -> str:
+        if inst.encoding in ("EXP", "LDSDIR", "VDSDIR", "VINTERP"):
+            from . import pixel
+            return pixel.text(self.table.arch, inst)
         if inst.encoding in ("MIMG", "VIMAGE", "VSAMPLE"):
             from . import image
             return image.text(self.table.arch, inst, lambda kind, th, scope: self.table.cpol[kind].get(f"{th},{scope}", ""))

@@ -39,6 +39,9 @@ class Encoder:
             raise EncodeError(f"no {inst.encoding} instruction with opcode {inst.opcode}") from None
 
     def encode(self, inst: Inst) -> bytes:
+        if inst.encoding in ("EXP", "LDSDIR", "VDSDIR", "VINTERP"):
+            from . import pixel
+            return pixel.encode(self.table.arch, inst)
         if inst.encoding in ("MIMG", "VIMAGE", "VSAMPLE"):
             from . import image
             return image.encode(self.table.arch, inst)
