@@ -126,6 +126,13 @@ class Printer:
                     self._body(y, self.table.by_enc["VOPDY"][y.opcode]))
         return self._body(inst, self.info(inst))
 
+    def _lo128_note(self, s: Slot, op: Operand) -> str:
+        """LLVM's note on v128..v255 in a 16-bit e32 operand limited to v0..v127 (the strict decoder lets
+        them through as LLVM's disassembler does; executed, bit 7 picks the high half of v0..v127)."""
+        if op.kind != "vgpr" or op.index < 128 or (s.allowed or "")[:1] != "w" or self.asm_style:
+            return ""
+        return f"/*Invalid register, operand has '{'VS_32_Lo128' if s.kind == 'src' else 'VGPR_32_Lo128'}' register class*/"
+
     def _mnemonic(self, inst: Inst, info: OpInfo) -> str:
         name = info.name
         if inst.dpp is None:
@@ -181,6 +188,7 @@ class Printer:
                     t += f"/*Invalid register, operand has '{cls}' register class*/"
                 elif notes and op.kind == "const" and "c" not in (s.allowed or "c"):
                     t += "/*Invalid immediate*/"
+                t += self._lo128_note(s, op)
                 if s.kind == "src16" and op.kind == "vgpr":   # true16: the half goes inside sext(...)
                     half = ".h" if inst.op_sel[i] else ".l"
                     t = t[:-1] + half + ")" if t.endswith(")") else t + half
@@ -212,7 +220,7 @@ class Printer:
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
-                texts.append(reg_text(op))
+                texts.append(reg_text(op) + self._lo128_note(s, op))
         if self.dpp_abs_quirk and inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" \
                 and texts[-2].endswith("|") and not self.asm_style:
             # LLVM's gfx12 disassembler (not its assembler's printer) closes src1's |..| after VCC.
