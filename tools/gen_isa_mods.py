@@ -103,9 +103,13 @@ def probe_reject(sw, fmt_name: str, e: dict) -> None:
         if name in ("op", "seg") or any(sl[1] == name for sl in e["slots"]) or \
                 any(sl[1] == name for sl in e.get("rtn_slots", ())):
             used |= ((1 << fwidth) - 1) << flo
-    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops); elsewhere a set
-    # probe bit (FLAT's SADDR = off) is part of the operand encoding the decoder already checks.
-    gds = ((1 << fmt.fields["gds"][1]) - 1) << fmt.fields["gds"][0] if "gds" in fmt.fields else 0
+    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops) and VOP3P's
+    # OP_SEL_HI (gfx12 WMMA/SWMMAC take only the default, all ones); elsewhere a set probe bit (FLAT's
+    # SADDR = off) is part of the operand encoding the decoder already checks.
+    gds = 0
+    for name in ("gds", "op_sel_hi", "op_sel_hi2"):
+        if name in fmt.fields:
+            gds |= ((1 << fmt.fields[name][1]) - 1) << fmt.fields[name][0]
     reject = need = 0
     for bit in range(fmt.size * 8):
         if used >> bit & 1 or base >> bit & 1 and not gds >> bit & 1:

@@ -488,6 +488,8 @@ class Decoder:
 
     def _vop3p(self, w: int, b: bytes) -> Inst:
         info = self._info("VOP3P", w >> 16 & 0x7F, w)
+        if self.strict and w & info.need != info.need:   # gfx12 WMMA/SWMMAC, fp8 dot4: OP_SEL_HI all ones
+            raise _Illegal(f"{info.name} without bits {info.need & ~w:#x} (OP_SEL_HI) LLVM requires")
         kw = {"clamp": bool(w >> 15 & 1),
               "neg": (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1)),
               "neg_hi": (bool(w >> 8 & 1), bool(w >> 9 & 1), bool(w >> 10 & 1)),
