@@ -11,7 +11,7 @@ from gputwin.errors import IllegalInstruction
 from . import asm_image, image, pixel, sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
-from .asm_syntax import NULL_SDST, add_aliases, check_order
+from .asm_syntax import NOT_ON_RDNA, NULL_SDST, add_aliases, check_order, vopd_bank_conflict
 from .decode import decoder
 from .encode import encoder
 from .inst import Inst, Operand
@@ -27,9 +27,7 @@ class AsmError(ValueError):
 
 
 _BRANCH_KINDS = ("dec", "dec_opt")
-# Source names llvm-mc-19's gfx11/gfx12 assembler refuses (its disassembler still prints the encodings)
-_NOT_ON_RDNA = {251: "execz and vccz are not supported on this GPU", 252: "execz and vccz are not supported on this GPU",
-                254: "lds_direct is not supported on this GPU", 239: "register not available on this GPU"}
+
 # a comma-separated piece that starts with a modifier, not an operand
 _MODIFIER = re.compile(r"[a-z_0-9]+:|(clamp|glc|slc|dlc|gds|offen|idxen|tfe|row_mirror|row_half_mirror)(\s|$)")
 
@@ -357,8 +355,8 @@ class Assembler:
 
     def _reg_or_const(self, info: OpInfo, s, p: Parsed, c: int) -> Operand:
         k = s.kind
-        if p.kind == "special" and p.index in _NOT_ON_RDNA and self.table.family in ("rdna3", "rdna4"):
-            raise Fail(_NOT_ON_RDNA[p.index], c)   # llvm-mc-19 refuses them as written (disassembly prints them)
+        if p.kind == "special" and p.index in NOT_ON_RDNA and self.table.family in ("rdna3", "rdna4"):
+            raise Fail(NOT_ON_RDNA[p.index], c)   # llvm-mc-19 refuses them as written (disassembly prints them)
         if k in ("src", "ssrc", "src16"):
             allowed = s.allowed or "v"
             if p.kind == "vgpr":
@@ -477,6 +475,9 @@ class Assembler:
             raise AsmError("VOPD halves read more than two scalar values (SGPRs and the literal)", line, col0)
         if (x.operands["vdst"].index ^ y.operands["vdst"].index) & 1 == 0:
             raise AsmError("VOPD destinations must be one even and one odd VGPR", line, col0)
+        bad = vopd_bank_conflict(x, y, self.table.family == "rdna4")
+        if bad:
+            raise AsmError(f"invalid VOPD {bad}: both halves use the same VGPR bank", line, col0)
         return Inst("v_dual", "VOPD", x.opcode << 5 | y.opcode, 0, vopd=(x, y))
 
 
