@@ -27,6 +27,10 @@ class AsmError(ValueError):
 
 
 _BRANCH_KINDS = ("dec", "dec_opt")
+# The constant bus (gfx11/gfx12): a VALU instruction reads at most two scalar values (distinct SGPRs and the
+# literal), the 64-bit shifts one (LLVM's getConstantBusLimit)
+_VALU = frozenset({"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"})
+_BUS_LIMIT = {"v_lshlrev_b64": 1, "v_lshrrev_b64": 1, "v_ashrrev_i64": 1}
 
 # a comma-separated piece that starts with a modifier, not an operand
 _MODIFIER = re.compile(r"[a-z_0-9]+:|(clamp|glc|slc|dlc|gds|offen|idxen|tfe|row_mirror|row_half_mirror)(\s|$)")
@@ -350,6 +354,11 @@ class Assembler:
             operands[s.role] = op
         if info.enc in ("SOPP", "SOPK"):
             kw.setdefault("simm16", 0)
+        if enc in _VALU and self.table.family in ("rdna3", "rdna4"):
+            scalars = {(o.index, o.count) for r, o in operands.items() if r in SRC_INDEX and o.kind == "sgpr"
+                       and o.index != 124}
+            if len(scalars) + (literal is not None) > _BUS_LIMIT.get(info.op, 2):
+                raise Fail("invalid operand (violates constant bus restrictions)", col)
         inst = trailing(self.table, info, operands, modmap, kw, neg, abs_, opsel, extra, col)
         return inst, label
 

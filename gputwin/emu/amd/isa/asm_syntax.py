@@ -19,6 +19,11 @@ _RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset
 # whatever SGPR the word holds, and so does gputwin's).
 NULL_SDST = frozenset({"s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_vscnt"})
 
+# Checks llvm-mc-19 makes only when assembling (its disassembler prints such words): the messages of
+# gputwin's assembler for them, so a round trip from disassembly can tell them from a defect.
+ASM_ONLY_RULES = ("src0 must be null", "execz and vccz", "lds_direct is not", "register not available",
+                  "invalid VOPD", "VOPD halves", "VOPD destinations", "TFE modifier has no meaning",
+                  "invalid operand (violates constant bus", "invalid op_sel operand")
 # Source names llvm-mc-19's gfx11/gfx12 assembler refuses, by encoding (its disassembler prints them).
 NOT_ON_RDNA = {251: "execz and vccz are not supported on this GPU", 252: "execz and vccz are not supported on this GPU",
                254: "lds_direct is not supported on this GPU", 239: "register not available on this GPU"}
