@@ -470,8 +470,22 @@ class Decoder:
             lit = self._literal(b, 8)
             size = 12
         notes = self.strict and enc == "VOP3P" and "wmma" in info.op   # LLVM decodes these with a note
+        if notes:
+            w, kw = self._misaligned_sgprs(info, w, kw)
         ops = self._operands(info.slots, w, lit, notes=True) if notes else self._operands(info.slots, w, lit)
         return Inst(info.op, enc, info.opcode, size, ops, dpp=dpp, **kw)
+
+    def _misaligned_sgprs(self, info: OpInfo, w: int, kw: dict) -> tuple[int, dict]:
+        """An SGPR range at a misaligned register in a VGPR-only WMMA source: LLVM aligns it down and prints
+        its note (the field is kept in extra["<role>_field"] so that encoding is exact)."""
+        for s in info.slots:
+            s = s.for_wave64() if self.wave64 else s
+            v = (w >> s.lo) & ((1 << s.width) - 1)
+            if s.kind == "src" and "s" not in s.allowed and v < 106 and s.count > 1 and not _sgpr_ok(v, s.count):
+                align = 2 if s.count == 2 else 4
+                w = (w & ~(((1 << s.width) - 1) << s.lo)) | (v & ~(align - 1)) << s.lo
+                kw["extra"] = dict(kw.get("extra", {}), **{f"{s.role}_field": v})
+        return w, kw
 
     def _vop3(self, w: int, b: bytes) -> Inst:
         info = self._info("VOP3", w >> 16 & 0x3FF, w)

@@ -127,7 +127,7 @@ class Encoder:
                     lit = op.value
                 if s.kind == "src16" and op.kind == "vgpr":
                     v |= 128 * _b(inst.op_sel[{"src0": 0, "src1": 1, "src2": 2}[s.role]])
-                vals[s.field] = v
+                vals[s.field] = inst.extra.get(f"{s.role}_field", v)   # a misaligned WMMA SGPR range
             elif s.kind == "v16":
                 vals[s.field] = op.index | 128 * _b(inst.op_sel[3])
             elif s.kind == "v":
