@@ -16,7 +16,7 @@ generator sweeps the opcode field and records, per opcode and address form (MIMG
 - `reject`: word bits outside the operand fields that LLVM refuses for this opcode (flipping each clear
   bit of a valid word in turn).
 What it trusts LLVM for: which opcodes exist, names, the variants and printing. The field layout is
-gputwin/emu/amd/isa/image_formats.py, checked by tests/emu/amd/isa/test_image_llvm.py.
+gputwin/emu/amd/isa/image_formats.py, checked by tests/emu/amd/isa/test_image_pixel_llvm.py.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Image instruction encodings: gfx11 MIMG, gfx12 VIMAGE and VSAMPLE (where each field sits).
 
 Facts from the RDNA3/RDNA4 ISA guides ("MIMG", "VIMAGE", "VSAMPLE") and LLVM's MIMGe_gfx11 /
-VIMAGE_VSAMPLE_Common encodings; tests/emu/amd/isa/test_image_llvm.py checks every layout against
+VIMAGE_VSAMPLE_Common encodings; tests/emu/amd/isa/test_image_pixel_llvm.py checks every layout against
 llvm-mc-19. Bit positions count from bit 0 of the first dword. MIMG is 8 bytes, plus one dword holding
 VADDR1..4 when NSA (non-sequential addresses) is set; VIMAGE/VSAMPLE are always 12 bytes with the address
 VGPRs in the third dword (VIMAGE's fifth in [63:56]).

@@ -5,7 +5,7 @@ bytes <-> Inst <-> LLVM's text, as llvm-mc-19 does them; per-arch facts (names, 
 refuses) from tables/<arch>_pixel.json (tools/gen_isa_pixel.py). The emulator runs VINTERP (valu/interp.py)
 and refuses EXP and the LDS-direct loads (IllegalInstruction naming them). Field layouts from the RDNA3/
 RDNA4 ISA guides and LLVM's EXPe_Row, LDSDIRe/VDSDIRe and VINTERPe, checked by
-tests/emu/amd/isa/test_pixel_llvm.py.
+tests/emu/amd/isa/test_image_pixel_llvm.py.
 
 Inst: EXP: `op` the mnemonic, operands src0..src3 (one VGPR each, absent where EN's bit is clear: `off`),
 extra tgt/en/done/row. LDSDIR/VDSDIR: operands vdst, extra attr/attrchan/wait_vdst/wait_vsrc.
