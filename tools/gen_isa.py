@@ -228,6 +228,14 @@ def sweep(arch: str) -> dict:
                 w64 = sw.wave64_slots(use_fmt, fixed, e, values)
                 if w64:
                     e["w64"] = w64
+                    if use_fmt == "VOP3P":   # gfx12 wave64 v_swmmac_*: a 2-bit index_key, other refused bits
+                        e64 = {"slots": e["slots"], "probe": dict(values)}
+                        probe_mods(_Wave64(sw), use_fmt, e64)
+                        probe_reject(_Wave64(sw), use_fmt, e64)
+                        if e64["mods"] != e["mods"]:
+                            e["w64_mods"] = e64["mods"]
+                        if e64.get("reject", 0) != e.get("reject", 0):
+                            e["w64_reject"] = e64.get("reject", 0)
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
     return tables, probe_symbols(sw, tables)

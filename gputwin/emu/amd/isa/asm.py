@@ -242,6 +242,8 @@ class Assembler:
         return ops, words[k:]
 
     def _match(self, info: OpInfo, dpp_form: bool, rest: str, col: int) -> tuple[Inst, str | None]:
+        if self.wave64:
+            info = info.for_wave64()
         ops, mods = self._split(info, rest, col)
         modmap = self._mods(info, mods, dpp_form)
         slots = info.rtn_slots if info.rtn_slots and len(ops) == len(info.rtn_slots) else info.slots

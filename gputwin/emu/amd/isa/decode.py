@@ -337,6 +337,8 @@ class Decoder:
         info = self.table.by_enc.get(enc, {}).get(opcode)
         if info is None:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
+        if self.wave64 and info.w64 is not None:
+            info = info.w64
         bad = word & info.reject   # bits LLVM refuses for this instruction (reserved, absent modifiers)
         if bad and not self.strict:
             ign = self._ignored.get(id(info))

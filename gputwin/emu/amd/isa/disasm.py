@@ -106,7 +106,8 @@ class Printer:
 
     def info(self, inst: Inst) -> OpInfo:
         key = _TABLE_KEY.get(inst.encoding, inst.encoding)
-        return self.table.by_enc[key][inst.opcode]
+        info = self.table.by_enc[key][inst.opcode]
+        return info.for_wave64() if self.wave64 else info
 
     def _smem_form(self, inst: Inst) -> str | None:
         """gfx11 llvm-mc prints an SMEM offset the way it was written (`0x0`, `s0 offset:0x0`, `null`), though

@@ -8,10 +8,11 @@ import re
 
 import pytest
 
-from gputwin.emu.amd.isa import decode, encode
 from gputwin.emu.amd.isa.asm import AsmError, assembler
 from gputwin.emu.amd.isa.asm_syntax import ASM_ONLY_RULES
+from gputwin.emu.amd.isa.decode import decode
 from gputwin.emu.amd.isa.disasm import inst_text
+from gputwin.emu.amd.isa.encode import encode
 from gputwin.errors import IllegalInstruction
 
 from .oracle import require_llvm
@@ -106,3 +107,18 @@ def test_refused_gfx12_cache_policies_like_llvm():
         assert not out and "error" in err, line
         with pytest.raises(AsmError, match="cache policy"):
             assembler("gfx1200").assemble(line)
+
+
+@pytest.mark.parametrize("key", [1, 2, 3])
+def test_wave64_swmmac_index_key_has_two_bits(key):
+    """gfx12 wave64 v_swmmac_*: index_key 0-3 (two OPSEL bits; wave32 has one): the table's w64_mods and
+    w64_reject, both ways against llvm-mc-19 -mattr=+wavefrontsize64."""
+    _, mc = require_llvm()
+    line = f"v_swmmac_f32_16x16x32_f16 v[6:9], v[0:1], v[2:5], v10 index_key:{key}"
+    out, err = mc([line], "gfx1200", disassemble=False, wave64=True)
+    want = bytes(int(x, 16) for x in re.search(r"encoding: \[(.*)\]", out[0])[1].split(","))
+    assert assembler("gfx1200", wave64=True).assemble(line) == want
+    assert inst_text(decode(want, "gfx1200", wave64=True), "gfx1200", wave64=True) == line
+    if key > 1:   # wave32 has no such index
+        with pytest.raises(IllegalInstruction):
+            decode(want, "gfx1200")
