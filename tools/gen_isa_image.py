@@ -177,13 +177,7 @@ def bvh_text(p: Prober, vals: dict) -> str:
 def probe_reject(p: Prober, vals: dict) -> int:
     """Bits LLVM refuses, set one at a time on a valid word (opcode, identifier and NSA bits excluded)."""
     word = p.word(vals)
-    skip = 0
-    for f in ("op", "nsa"):
-        if f in p.fmt.fields:
-            lo, w = p.fmt.fields[f]
-            skip |= ((1 << w) - 1) << lo
-    lo, w, _ = p.fmt.ident
-    skip |= ((1 << w) - 1) << lo
+    skip = p.fmt.fields_mask(*(f for f in ("op", "nsa") if f in p.fmt.fields)) | p.fmt.ident_mask()
     bad = 0
     for bit in range(p.size * 8):
         b = 1 << bit

@@ -34,7 +34,7 @@ def _dis(d: Disassembler, word: int, size: int) -> str | None:
 def _reject(d: Disassembler, fmt, word: int) -> int:
     """Bits LLVM refuses, set one at a time (the opcode and identifier excluded)."""
     size = fmt.size
-    skip = fmt.fields_mask("op") | ((1 << fmt.ident[1]) - 1) << fmt.ident[0]
+    skip = fmt.fields_mask("op") | fmt.ident_mask()
     bad = 0
     for bit in range(8 * size):
         if not (word | skip) >> bit & 1 and _dis(d, word | 1 << bit, size) is None:

@@ -22,7 +22,7 @@ import functools
 import json
 from dataclasses import dataclass
 
-from .image_formats import DIMS, FORMATS, VADDR_FIELDS, field_bits, format_of
+from .image_formats import DIMS, FORMATS, VADDR_FIELDS, format_of
 from .inst import Inst, Operand
 from .table import SAME_TABLE, TABLE_DIR, load
 
@@ -194,10 +194,10 @@ def decode(arch: str, b: bytes) -> Inst:
         if op.sampler:
             operands["ssamp"] = _sgpr("samp", fmt.get(w, "samp"), 4, False)
     extra = {k: v for k, v in f.items() if not k.startswith("vaddr") and k != "vdata"}
-    used = {"op", "vdata", "dim", "dmask", "srsrc", "rsrc", "ssamp", "samp", "nsa", "glc", "slc", "dlc", "th",
-            "scope", *_FLAGS} | {f"vaddr{i}" for i in range(len(layout))}
-    meaning = field_bits(fmt) & ~_bits_of(fmt, set(fmt.fields) - used)
-    rest = w & ~meaning & ((1 << (8 * size)) - 1)
+    used = {"op", "vdata", "dim", "dmask", "srsrc", "rsrc", "nsa", "glc", "slc", "dlc", "th", "scope", *_FLAGS,
+            *(("ssamp", "samp") if op.sampler else ())} | {f"vaddr{i}" for i in range(len(layout))}
+    keep = fmt.fields_mask(*(set(fmt.fields) & used)) | fmt.ident_mask()
+    rest = w & ~keep & ((1 << (8 * size)) - 1)
     if rest:
         extra["rest"] = rest
     kw = {}
@@ -207,14 +207,6 @@ def decode(arch: str, b: bytes) -> Inst:
     else:
         extra["th"], extra["scope"] = fmt.get(w, "th"), fmt.get(w, "scope")
     return Inst(op.name, fmt.name, op.opcode, size, operands, extra=extra, **kw)
-
-
-def _bits_of(fmt, names) -> int:
-    bits = 0
-    for name in names:
-        lo, width = fmt.fields[name]
-        bits |= ((1 << width) - 1) << lo
-    return bits
 
 
 def info(arch: str, inst: Inst) -> ImageOp:

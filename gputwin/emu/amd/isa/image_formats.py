@@ -42,12 +42,3 @@ def format_of(family: str, d0: int) -> Format | None:
         if d0 >> lo & ((1 << width) - 1) == value:
             return FORMATS[name]
     return None
-
-
-def field_bits(fmt: Format) -> int:
-    """Every bit some field (or the identifier) of the format covers."""
-    lo, width, _ = fmt.ident
-    bits = ((1 << width) - 1) << lo
-    for flo, fwidth in fmt.fields.values():
-        bits |= ((1 << fwidth) - 1) << flo
-    return bits

@@ -23,20 +23,11 @@ from .rdna3_formats import Format
 from .table import SAME_TABLE, TABLE_DIR
 
 
-class _Fmt(Format):
-    def fields_mask(self, *names: str) -> int:
-        bits = 0
-        for name in names or self.fields:
-            lo, width = self.fields[name]
-            bits |= ((1 << width) - 1) << lo
-        return bits
-
-
-EXP = _Fmt("EXP", 8, (26, 6, 0b111110), {"en": (0, 4), "tgt": (4, 6), "done": (11, 1), "row": (13, 1),
+EXP = Format("EXP", 8, (26, 6, 0b111110), {"en": (0, 4), "tgt": (4, 6), "done": (11, 1), "row": (13, 1),
                                          "src0": (32, 8), "src1": (40, 8), "src2": (48, 8), "src3": (56, 8)})
-DSDIR = _Fmt("DSDIR", 4, (24, 8, 0xCE), {"vdst": (0, 8), "attrchan": (8, 2), "attr": (10, 6), "waitvdst": (16, 4),
+DSDIR = Format("DSDIR", 4, (24, 8, 0xCE), {"vdst": (0, 8), "attrchan": (8, 2), "attr": (10, 6), "waitvdst": (16, 4),
                                          "op": (20, 2), "waitvsrc": (23, 1)})
-VINTERP = _Fmt("VINTERP", 8, (24, 8, 0xCD), {"vdst": (0, 8), "waitexp": (8, 3), "op_sel": (11, 4), "clamp": (15, 1),
+VINTERP = Format("VINTERP", 8, (24, 8, 0xCD), {"vdst": (0, 8), "waitexp": (8, 3), "op_sel": (11, 4), "clamp": (15, 1),
                                              "op": (16, 7), "src0": (32, 9), "src1": (41, 9), "src2": (50, 9),
                                              "neg": (61, 3)})
 ENCODINGS = ("EXP", "LDSDIR", "VDSDIR", "VINTERP")
@@ -60,7 +51,7 @@ def facts(arch: str) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def format_of(d0: int) -> _Fmt | None:
+def format_of(d0: int) -> Format | None:
     for fmt in (EXP, DSDIR, VINTERP):
         lo, width, value = fmt.ident
         if d0 >> lo & ((1 << width) - 1) == value:
@@ -119,16 +110,16 @@ def decode(arch: str, b: bytes, strict: bool = True, src=None) -> Inst:
         else:
             ops[f"src{i}"] = src(f"src{i}", val, ptype)
     # gfx12 reads 5 of the opcode's 7 bits; the others go to rest
-    vinterp = _Fmt("VINTERP", 8, VINTERP.ident, {**VINTERP.fields, "op": (16, v["op_bits"])})
+    vinterp = Format("VINTERP", 8, VINTERP.ident, {**VINTERP.fields, "op": (16, v["op_bits"])})
     return _inst(vinterp, w, set(vinterp.fields), e["name"], "VINTERP", opcode,
                  ops, {"wait_exp": g["waitexp"]}, clamp=bool(g["clamp"]),
                  neg=tuple(bool(g["neg"] >> i & 1) for i in range(3)),
                  op_sel=tuple(bool(g["op_sel"] >> i & 1) for i in range(4)))
 
 
-def _inst(fmt: _Fmt, w: int, used: set, name: str, enc: str, opcode: int, ops: dict, extra: dict, **kw) -> Inst:
+def _inst(fmt: Format, w: int, used: set, name: str, enc: str, opcode: int, ops: dict, extra: dict, **kw) -> Inst:
     """The Inst, with the word's bits outside the used fields (which LLVM ignores) in extra["rest"]."""
-    keep = fmt.fields_mask(*used) | ((1 << fmt.ident[1]) - 1) << fmt.ident[0]
+    keep = fmt.fields_mask(*used) | fmt.ident_mask()
     rest = w & ~keep & ((1 << 8 * fmt.size) - 1)
     if rest:
         extra["rest"] = rest
