@@ -85,6 +85,11 @@ class Sweeper:
             return 0, None
         return size, text.split(" ; Warning")[0]
 
+    def lo128_note(self, data: bytes, wave64: bool = False) -> bool:
+        """Whether LLVM decodes the word, printing a VGPR above v127 with its "Lo128" register-class note."""
+        size, text = (self.llvm64 if wave64 else self.llvm).dis(data)
+        return bool(size) and "Lo128' register class" in text
+
     def wave64_slots(self, fmt_name: str, fixed: dict, e: dict, values: dict) -> dict[str, list]:
         """Slots that differ in wave64: {index: [dwords, ptype]} (lane masks become SGPR pairs and VCC_LO
         VCC; WMMA accumulators halve and read their constants differently)."""
@@ -161,6 +166,9 @@ class _Wave64:
 
     def dis(self, data: bytes):
         return self.sw.dis(data, wave64=True)
+
+    def lo128_note(self, data: bytes) -> bool:
+        return self.sw.lo128_note(data, wave64=True)
 
 
 def select_arch(arch: str) -> str:

@@ -396,7 +396,7 @@ class Assembler:
                 counts.add(s.count + 1)       # tfe adds a status dword (checked with the modifiers)
             if p.kind != "vgpr" or p.count not in counts:
                 raise Fail(f"expected a {s.count}-dword VGPR" if s.count > 1 else "expected a VGPR", c)
-            if s.allowed == "w" and p.index >= 128:
+            if s.allowed[:1] == "w" and p.index >= 128:
                 raise Fail("16-bit operands of e32 forms use v0..v127", c)
             return Operand("vgpr", p.index, p.count)
         if k == "s":

@@ -34,9 +34,9 @@ def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True, notes: boo
     """Per slot (role, lo, mask, table, lit_at): table[field value] is the ready Operand, or None for the
     rare cases _slow handles (literals, reserved encodings). Built once per table entry.
     strict=False (execution): 16-bit e32 operand fields LLVM limits to v0..v127 ("w") take all 8 bits,
-    bit 7 selecting the register's high half as the hardware does (see _halves). strict=True: their
-    sources decode v128..v255 as the full register (LLVM prints them with a note, disasm.py); a
-    destination there stays illegal, as in LLVM.
+    bit 7 selecting the register's high half as the hardware does (see _halves). strict=True: the fields
+    where LLVM decodes v128..v255 with its note (the table's "n") give the full register (disasm.py prints
+    the note); elsewhere (destinations, v_fmamk_f16's VSRC1...) they stay illegal, as in LLVM.
     notes=True (strict WMMA decoding): sources outside the register class decode, so the disassembler can
     print LLVM's "Invalid register" notes; execution never asks for it."""
     plan = _PLANS.get((id(slots), wave64, strict, notes))
@@ -50,7 +50,7 @@ def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True, notes: boo
             kind, w16 = s.kind, s.allowed[:1] == "w"
             if w16 and not strict:
                 kind, w16 = {"v": "v16", "src": "src16"}.get(kind, kind), False
-            elif w16 and s.role != "vdst":
+            elif w16 and "n" in s.allowed:
                 w16 = False   # strict: LLVM decodes v128..v255 there too, printing its "Invalid register" note
             allowed = "" if notes and kind == "src" else s.allowed
             table, lit_at = _field_table(kind, s.field, s.count, s.ptype, w16, s.width, allowed)
