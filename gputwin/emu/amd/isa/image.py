@@ -146,6 +146,8 @@ def _reg(kind: str, index: int, count: int) -> Operand:
 def _sgpr(field: str, value: int, count: int, scaled: bool) -> Operand:
     from .decode import _sgpr_ok   # one rule for SGPR tuples (aligned, inside one register group)
     index = value * 4 if scaled else value
+    if index == 124:   # LLVM's disassembler prints NULL there (its assembler does not take it)
+        return _reg("sgpr", 124, 1)
     if not _sgpr_ok(index, count):
         raise ImageError(f"{field}: SGPR {index} is out of range or misaligned for {count} registers")
     return _reg("sgpr", index, count)
