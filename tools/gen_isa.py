@@ -85,6 +85,11 @@ class Sweeper:
             return 0, None
         return size, text.split(" ; Warning")[0]
 
+    def lo128_note(self, data: bytes, wave64: bool = False) -> bool:
+        """Whether LLVM decodes the word, printing a VGPR above v127 with its "Lo128" register-class note."""
+        size, text = (self.llvm64 if wave64 else self.llvm).dis(data)
+        return bool(size) and "Lo128' register class" in text
+
     def wave64_slots(self, fmt_name: str, fixed: dict, e: dict, values: dict) -> dict[str, list]:
         """Slots that differ in wave64: {index: [dwords, ptype]} (lane masks become SGPR pairs and VCC_LO
         VCC; WMMA accumulators halve and read their constants differently)."""
@@ -162,6 +167,9 @@ class _Wave64:
     def dis(self, data: bytes):
         return self.sw.dis(data, wave64=True)
 
+    def lo128_note(self, data: bytes) -> bool:
+        return self.sw.lo128_note(data, wave64=True)
+
 
 def select_arch(arch: str) -> str:
     """Point the probing helpers at this architecture's formats; returns its family."""
@@ -228,6 +236,14 @@ def sweep(arch: str) -> dict:
                 w64 = sw.wave64_slots(use_fmt, fixed, e, values)
                 if w64:
                     e["w64"] = w64
+                    if use_fmt == "VOP3P":   # gfx12 wave64 v_swmmac_*: a 2-bit index_key, other refused bits
+                        e64 = {"slots": e["slots"], "probe": dict(values)}
+                        probe_mods(_Wave64(sw), use_fmt, e64)
+                        probe_reject(_Wave64(sw), use_fmt, e64)
+                        if e64["mods"] != e["mods"]:
+                            e["w64_mods"] = e64["mods"]
+                        if e64.get("reject", 0) != e.get("reject", 0):
+                            e["w64_reject"] = e64.get("reject", 0)
                 table[str(op)] = e
     tables.update(probe_vopd(sw))
     return tables, probe_symbols(sw, tables)

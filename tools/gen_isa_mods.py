@@ -23,14 +23,21 @@ def _dis_word(sw, fmt_name: str, values: dict, tail: bytes = TAIL):
     return sw.dis(word_bytes(fmt, fmt.pack(**values)) + tail)
 
 
+def _lo128(sw, fmt_name: str, values: dict, field: str, value: int) -> str:
+    """"n" if LLVM decodes a VGPR above v127 in this v0..v127 field, with its note; else ""."""
+    fmt = FORMATS[fmt_name]
+    return "n" if sw.lo128_note(word_bytes(fmt, fmt.pack(**dict(values, **{field: value}))) + TAIL) else ""
+
+
 def probe_types(sw, fmt_name: str, e: dict) -> None:
     """Per source slot: which kinds LLVM accepts (v s c l) and the ptype its constants print as."""
     values = dict(e["probe"])
     for pos, slot in enumerate(e["slots"]):
         if slot[3] == "v" and fmt_name in ("VOP1", "VOP2", "VOPC") and slot[1] in FORMATS[fmt_name].fields:
-            # 16-bit operands of e32 forms only reach v0..v127 ("w"); others any VGPR ("v").
+            # 16-bit operands of e32 forms only reach v0..v127 ("w"); others any VGPR ("v"). "n": LLVM
+            # still decodes v128..v255 there, printing its Lo128 register-class note.
             size, _ = _dis_word(sw, fmt_name, dict(values, **{slot[1]: 200}))
-            slot.extend(["v" if size else "w", None])
+            slot.extend(["v" if size else "w" + _lo128(sw, fmt_name, values, slot[1], 200), None])
             continue
         if slot[3] == "lit":   # the K constant of v_fmamk/v_fmaak, s_setreg_imm32
             seen = []
@@ -50,6 +57,8 @@ def probe_types(sw, fmt_name: str, e: dict) -> None:
             size, text = _dis_word(sw, fmt_name, dict(values, **{field: v}))
             if size and _token(text, pos) is not None:
                 allowed += k
+        if "w" in allowed:
+            allowed += _lo128(sw, fmt_name, values, field, 256 + 200)
         seen = []
         if "c" in allowed:
             for c in CONSTS:
@@ -103,9 +112,13 @@ def probe_reject(sw, fmt_name: str, e: dict) -> None:
         if name in ("op", "seg") or any(sl[1] == name for sl in e["slots"]) or \
                 any(sl[1] == name for sl in e.get("rtn_slots", ())):
             used |= ((1 << fwidth) - 1) << flo
-    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops); elsewhere a set
-    # probe bit (FLAT's SADDR = off) is part of the operand encoding the decoder already checks.
-    gds = ((1 << fmt.fields["gds"][1]) - 1) << fmt.fields["gds"][0] if "gds" in fmt.fields else 0
+    # Set bits an instruction cannot do without are looked for only in GDS (the GWS ops) and VOP3P's
+    # OP_SEL_HI (gfx12 WMMA/SWMMAC take only the default, all ones); elsewhere a set probe bit (FLAT's
+    # SADDR = off) is part of the operand encoding the decoder already checks.
+    gds = 0
+    for name in ("gds", "op_sel_hi", "op_sel_hi2"):
+        if name in fmt.fields:
+            gds |= ((1 << fmt.fields[name][1]) - 1) << fmt.fields[name][0]
     reject = need = 0
     for bit in range(fmt.size * 8):
         if used >> bit & 1 or base >> bit & 1 and not gds >> bit & 1:

@@ -118,7 +118,7 @@ def _words(info: OpInfo, family: str, seed: str, table):
     fmt = info.fmt
 
     def word(vals):
-        return (fmt.pack(**vals) & ~info.reject).to_bytes(fmt.size, "little") + bytes(4)
+        return ((fmt.pack(**vals) & ~info.reject) | info.need).to_bytes(fmt.size, "little") + bytes(4)
     yield word(_fields(info, family, _zero_src, 0))
     yield word(_fields(info, family, _minus_one_src, 0xFFFF))
     for s in info.slots:

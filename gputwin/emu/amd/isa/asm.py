@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import sopp_imm
+from gputwin.errors import IllegalInstruction
+
+from . import asm_image, image, pixel, sopp_imm
 from .asm_mods import DPP_CTRL, SRC_INDEX, Fail, trailing
 from .asm_operands import OperandError, Parsed, immediate, parse_operand
-from .asm_syntax import NULL_SDST, add_aliases, check_order
+from .asm_syntax import NOT_ON_RDNA, NULL_SDST, add_aliases, check_order, vopd_bank_conflict
+from .decode import decoder
 from .encode import encoder
 from .inst import Inst, Operand
 from .table import OpInfo, Table, load
@@ -24,6 +27,11 @@ class AsmError(ValueError):
 
 
 _BRANCH_KINDS = ("dec", "dec_opt")
+# The constant bus (gfx11/gfx12): a VALU instruction reads at most two scalar values (distinct SGPRs and the
+# literal), the 64-bit shifts one (LLVM's getConstantBusLimit)
+_VALU = frozenset({"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P"})
+_BUS_LIMIT = {"v_lshlrev_b64": 1, "v_lshrrev_b64": 1, "v_ashrrev_i64": 1}
+
 # a comma-separated piece that starts with a modifier, not an operand
 _MODIFIER = re.compile(r"[a-z_0-9]+:|(clamp|glc|slc|dlc|gds|offen|idxen|tfe|row_mirror|row_half_mirror)(\s|$)")
 
@@ -78,6 +86,9 @@ def _build_index(table: Table) -> dict[str, list[tuple[OpInfo, bool]]]:
 
 
 class Assembler:
+    images: dict = {}   # image_* mnemonic -> entries (MIMG, VIMAGE, VSAMPLE; none on gfx942): asm_image.py
+    pixel: dict = {}    # exp/export, LDS-direct loads, v_interp_*: pixel.py
+
     def __init__(self, arch: str = "gfx1100", wave64: bool = False):
         self.arch = arch
         self.wave64 = wave64
@@ -87,6 +98,8 @@ class Assembler:
         self.vopd = {i.name: ("VOPDX", i) for i in self.table.by_enc["VOPDX"].values()}
         self.vopd_y = {i.name: i for i in self.table.by_enc["VOPDY"].values()}
         self.encoder = encoder(arch)
+        self.images = image.by_name(arch)
+        self.pixel = pixel.mnemonics(arch)
 
     # ---- whole programs -----------------------------------------------------------------------
     def assemble(self, text: str) -> bytes:
@@ -159,7 +172,16 @@ class Assembler:
             if not -(1 << 15) <= delta < 1 << 15:
                 raise AsmError(f"branch to {name!r} is out of range", n, col)
             inst = replace(inst, simm16=delta)
-        return self.encoder.encode(inst)
+        code = self.encoder.encode(inst)
+        if inst.encoding not in image.ENCODINGS:
+            # never emit bytes the strict decoder (what LLVM accepts) refuses: modifier bits an entry lacks
+            # (neg_lo/neg_hi on integer and fp8 WMMA/dot) are only caught there
+            try:
+                decoder(self.arch, self.wave64).decode(code)
+            except IllegalInstruction as e:
+                raise AsmError(f"invalid operand for instruction ({e.reason.split(' at offset')[0]})", n,
+                               label[2] if label else 1) from None
+        return code
 
     # ---- one instruction ------------------------------------------------------------------------
     def parse(self, body: str, line: int, col0: int = 1) -> tuple[Inst, str | None]:
@@ -170,6 +192,19 @@ class Assembler:
             return self._vopd(body, line, col0), None
         mnemonic, _, rest = body.partition(" ")
         rest_col = col0 + len(mnemonic) + 1
+        if mnemonic.lower() in self.pixel:
+            try:
+                return pixel.parse(self.arch, mnemonic.lower(), rest.strip(),
+                                   rest_col + len(rest) - len(rest.lstrip())), None
+            except pixel.PixelError as e:
+                raise AsmError(str(e), line, e.col) from None
+        images = self.images.get(mnemonic.lower())
+        if images:
+            try:
+                return asm_image.parse(self.arch, self.table, images, rest.strip(),
+                                       rest_col + len(rest) - len(rest.lstrip())), None
+            except Fail as e:
+                raise AsmError(str(e), line, e.col) from None
         cands = self.index.get(mnemonic.lower())   # LLVM matches mnemonics in any case
         if not cands:
             raise AsmError(f"unknown instruction {mnemonic!r}", line, col0)
@@ -210,6 +245,8 @@ class Assembler:
         return ops, words[k:]
 
     def _match(self, info: OpInfo, dpp_form: bool, rest: str, col: int) -> tuple[Inst, str | None]:
+        if self.wave64:
+            info = info.for_wave64()
         ops, mods = self._split(info, rest, col)
         modmap = self._mods(info, mods, dpp_form)
         slots = info.rtn_slots if info.rtn_slots and len(ops) == len(info.rtn_slots) else info.slots
@@ -322,11 +359,18 @@ class Assembler:
             operands[s.role] = op
         if info.enc in ("SOPP", "SOPK"):
             kw.setdefault("simm16", 0)
+        if enc in _VALU and self.table.family in ("rdna3", "rdna4"):
+            scalars = {(o.index, o.count) for r, o in operands.items() if r in SRC_INDEX and o.kind == "sgpr"
+                       and o.index != 124}
+            if len(scalars) + (literal is not None) > _BUS_LIMIT.get(info.op, 2):
+                raise Fail("invalid operand (violates constant bus restrictions)", col)
         inst = trailing(self.table, info, operands, modmap, kw, neg, abs_, opsel, extra, col)
         return inst, label
 
     def _reg_or_const(self, info: OpInfo, s, p: Parsed, c: int) -> Operand:
         k = s.kind
+        if p.kind == "special" and p.index in NOT_ON_RDNA and self.table.family in ("rdna3", "rdna4"):
+            raise Fail(NOT_ON_RDNA[p.index], c)   # llvm-mc-19 refuses them as written (disassembly prints them)
         if k in ("src", "ssrc", "src16"):
             allowed = s.allowed or "v"
             if p.kind == "vgpr":
@@ -355,7 +399,7 @@ class Assembler:
                 counts.add(s.count + 1)       # tfe adds a status dword (checked with the modifiers)
             if p.kind != "vgpr" or p.count not in counts:
                 raise Fail(f"expected a {s.count}-dword VGPR" if s.count > 1 else "expected a VGPR", c)
-            if s.allowed == "w" and p.index >= 128:
+            if s.allowed[:1] == "w" and p.index >= 128:
                 raise Fail("16-bit operands of e32 forms use v0..v127", c)
             return Operand("vgpr", p.index, p.count)
         if k == "s":
@@ -445,6 +489,9 @@ class Assembler:
             raise AsmError("VOPD halves read more than two scalar values (SGPRs and the literal)", line, col0)
         if (x.operands["vdst"].index ^ y.operands["vdst"].index) & 1 == 0:
             raise AsmError("VOPD destinations must be one even and one odd VGPR", line, col0)
+        bad = vopd_bank_conflict(x, y, self.table.family == "rdna4")
+        if bad:
+            raise AsmError(f"invalid VOPD {bad}: both halves use the same VGPR bank", line, col0)
         return Inst("v_dual", "VOPD", x.opcode << 5 | y.opcode, 0, vopd=(x, y))
 
 

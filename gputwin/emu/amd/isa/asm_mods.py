@@ -29,6 +29,8 @@ TH_VALUES = {
     "atomic": {"RT": 0, "RETURN": 1, "RT_RETURN": 1, "NT": 2, "NT_RETURN": 3, "CASCADE_RT": 4, "CASCADE_NT": 6},
 }
 SCOPES = {"SCOPE_CU": 0, "SCOPE_SE": 1, "SCOPE_DEV": 2, "SCOPE_SYS": 3}
+# gfx12 fp8/bf8 dot4: the DPP forms take src2 from a VGPR only (probed with llvm-mc-19)
+_DPP_VGPR_SRC2 = frozenset({"v_dot4_f32_fp8_fp8", "v_dot4_f32_fp8_bf8", "v_dot4_f32_bf8_fp8", "v_dot4_f32_bf8_bf8"})
 
 
 def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, col: int,
@@ -48,6 +50,12 @@ def cache_policy(table: Table, info: OpInfo, th: str | None, scope: str | None, 
             keys = [(TH_VALUES[kind][name], sc)]
     if returning is not None:
         keys = [k for k in keys if k[0] & 1 == returning]
+    # LLVM prints TH values without a name as hex, which its parser refuses; TH 3 at SCOPE_SYS it takes only
+    # written as TH_*_BYPASS (TH_BYPASS's value: not an atomic's NT_RETURN, a store's RT_WB, a load's LU);
+    # SMEM has no NT_RT, RT_NT, NT_HT (TH 4-6)
+    bypass = (th or "").endswith("_BYPASS") and kind != "atomic"
+    keys = [k for k in keys if "0x" not in text and (k != (3, 3) or bypass)
+            and not (getattr(info, "enc", "") == "SMEM" and 4 <= k[0] <= 6)]
     if not keys:
         raise Fail(f"cache policy {text!r} does not fit {info.name}", col)
     return keys[0]
@@ -116,6 +124,9 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
             for bit, pos in enumerate(mods["op_sel_pos"]):
                 if pos >= 0:
                     opsel[bit] = sel[pos]
+        if sel and (sel[0] or sel[1]) and info.op in ("v_dot2_f16_f16", "v_dot2_bf16_bf16") and \
+                table.family in ("rdna3", "rdna4"):   # packed sources: no halves to pick (LLVM's validateOpSel)
+            raise Fail("invalid op_sel operand", modmap["op_sel"][1])
         kw.update(clamp=flag("clamp", bool(mods.get("clamp"))), abs=tuple(abs_), neg=tuple(neg), op_sel=tuple(opsel))
     if enc in ("VOP3", "VOP3SD"):
         kw.setdefault("clamp", flag("clamp", bool(mods.get("clamp"))))
@@ -226,6 +237,8 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         else:
             kw.update(glc=flag("glc"), slc=flag("slc"), dlc=flag("dlc"))
         extra["tfe"] = int(flag("tfe"))
+        if extra["tfe"] and "store" in info.op and table.family != "cdna3":
+            raise Fail("TFE modifier has no meaning for store instructions", col)
         va = operands.get("vaddr")
         need = extra["idxen"] + extra["offen"]
         if (va.count if va else 0) != need:
@@ -246,6 +259,9 @@ def trailing(table: Table, info: OpInfo, operands, modmap, kw, neg, abs_, opsel,
         # VOP3P DPP, and gfx11 VOP3 DPP, read src1 from a VGPR only (gfx12 VOP3 DPP also takes an SGPR or constant)
         if src1 is not None and src1.kind != "vgpr" and (enc == "VOP3P" or enc in ("VOP3", "VOP3SD") and not gfx12):
             raise Fail("DPP src1 must be a VGPR here", col)
+        src2 = operands.get("src2")
+        if src2 is not None and src2.kind != "vgpr" and info.op in _DPP_VGPR_SRC2:
+            raise Fail("DPP src2 must be a VGPR here", col)
         kw["dpp"] = dpp
     if left:
         name, (v, c) = next(iter(left.items()))

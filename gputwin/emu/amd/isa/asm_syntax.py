@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from .asm_mods import DPP_CTRL, Fail
+from .inst import Inst
 from .table import SAME_TABLE, TABLE_DIR, OpInfo
 
 # LLVM 19 (gfx11) takes the optional operands only in its printing order; the cache bits in any order.
@@ -17,6 +18,15 @@ _RANK = {"format": 0, "idxen": 1, "offen": 2, "offset": 3, "offset0": 4, "offset
 # gfx11's s_waitcnt_{vm,exp,lgkm,vs}cnt: llvm-mc-19 assembles only `null` as the SGPR (its disassembler prints
 # whatever SGPR the word holds, and so does gputwin's).
 NULL_SDST = frozenset({"s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_vscnt"})
+
+# Checks llvm-mc-19 makes only when assembling (its disassembler prints such words): the messages of
+# gputwin's assembler for them, so a round trip from disassembly can tell them from a defect.
+ASM_ONLY_RULES = ("src0 must be null", "execz and vccz", "lds_direct is not", "register not available",
+                  "invalid VOPD", "VOPD halves", "VOPD destinations", "TFE modifier has no meaning",
+                  "invalid operand (violates constant bus", "invalid op_sel operand")
+# Source names llvm-mc-19's gfx11/gfx12 assembler refuses, by encoding (its disassembler prints them).
+NOT_ON_RDNA = {251: "execz and vccz are not supported on this GPU", 252: "execz and vccz are not supported on this GPU",
+               254: "lds_direct is not supported on this GPU", 239: "register not available on this GPU"}
 
 
 def check_order(mods: dict) -> None:
@@ -45,3 +55,30 @@ def add_aliases(idx: dict[str, list[tuple[OpInfo, bool]]], arch: str) -> None:
         for suf in _FORMS:
             if canon + suf in idx:
                 idx.setdefault(alias + suf, idx[canon + suf])
+
+
+# VOPD's register-bank rule as llvm-mc-19's assembler checks it (its disassembler does not): the X and Y
+# halves' VGPRs in the same operand position must differ in bank, compared as index & mask per position
+# [DST, SRC0, SRC1, SRC2]. SRC2 is the accumulator (the destination) of fmac/dot2acc and v_fmamk's VSRC1
+# (its SRC1 is the literal). gfx12 checks only DST when both halves are v_dual_mov_b32.
+_VOPD_BANK_MASKS = (1, 3, 3, 1)
+_VOPD_ACC = frozenset({"v_fmac_f32", "v_dot2acc_f32_f16", "v_dot2acc_f32_bf16"})
+
+
+def _vopd_regs(h: Inst) -> tuple:
+    vgpr = {r: o.index for r, o in h.operands.items() if o.kind == "vgpr"}
+    src1, src2 = vgpr.get("src1"), None
+    if h.op == "v_fmamk_f32":
+        src1, src2 = None, src1
+    elif h.op in _VOPD_ACC:
+        src2 = vgpr.get("vdst")
+    return vgpr.get("vdst"), vgpr.get("src0"), src1, src2
+
+
+def vopd_bank_conflict(x: Inst, y: Inst, gfx12: bool) -> str | None:
+    """The first operand position where the halves share a bank, or None."""
+    only_dst = gfx12 and x.op == y.op == "v_mov_b32"
+    for pos, (a, b, mask) in enumerate(zip(_vopd_regs(x), _vopd_regs(y), _VOPD_BANK_MASKS)):
+        if a is not None and b is not None and a & mask == b & mask and (pos == 0 or not only_dst):
+            return ("vdst", "src0", "src1", "src2")[pos]
+    return None

@@ -34,7 +34,9 @@ def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True, notes: boo
     """Per slot (role, lo, mask, table, lit_at): table[field value] is the ready Operand, or None for the
     rare cases _slow handles (literals, reserved encodings). Built once per table entry.
     strict=False (execution): 16-bit e32 operand fields LLVM limits to v0..v127 ("w") take all 8 bits,
-    bit 7 selecting the register's high half as the hardware does (see _halves).
+    bit 7 selecting the register's high half as the hardware does (see _halves). strict=True: the fields
+    where LLVM decodes v128..v255 with its note (the table's "n") give the full register (disasm.py prints
+    the note); elsewhere (destinations, v_fmamk_f16's VSRC1...) they stay illegal, as in LLVM.
     notes=True (strict WMMA decoding): sources outside the register class decode, so the disassembler can
     print LLVM's "Invalid register" notes; execution never asks for it."""
     plan = _PLANS.get((id(slots), wave64, strict, notes))
@@ -48,6 +50,8 @@ def _plan(slots: tuple[Slot, ...], wave64: bool, strict: bool = True, notes: boo
             kind, w16 = s.kind, s.allowed[:1] == "w"
             if w16 and not strict:
                 kind, w16 = {"v": "v16", "src": "src16"}.get(kind, kind), False
+            elif w16 and "n" in s.allowed:
+                w16 = False   # strict: LLVM decodes v128..v255 there too, printing its "Invalid register" note
             allowed = "" if notes and kind == "src" else s.allowed
             table, lit_at = _field_table(kind, s.field, s.count, s.ptype, w16, s.width, allowed)
             rows.append((s.role, s.lo if s.kind not in ("lit", "imp") else 0, (1 << s.width) - 1
@@ -280,11 +284,10 @@ def ignored_bits(info: OpInfo) -> int:
     return info.reject & bits
 
 
-VINTERP_ID = 0xCD    # bits [31:24] of a VINTERP word
-VINTERP_OPS = {0: "v_interp_p10_f32", 1: "v_interp_p2_f32", 2: "v_interp_p10_f16_f32", 3: "v_interp_p2_f16_f32",
-               4: "v_interp_p10_rtz_f16_f32", 5: "v_interp_p2_rtz_f16_f32"}
-
-
+# The identifying top 6 bits of the image formats per family (image_formats.py).
+_IMAGE_IDS = {"rdna3": (0b111100,), "rdna4": (0b110100, 0b111001)}
+# EXP (0b111110), LDSDIR/VDSDIR and VINTERP (0b110011, then 0xCE / 0xCD in the top byte): pixel.py
+_PIXEL_IDS = (0b111110, 0b110011)
 class Decoder:
     """Decodes one architecture; keeps a cache of decoded words (an Inst is immutable).
 
@@ -334,6 +337,8 @@ class Decoder:
         info = self.table.by_enc.get(enc, {}).get(opcode)
         if info is None:
             raise _Illegal(f"no {enc} instruction with opcode {opcode}")
+        if self.wave64 and info.w64 is not None:
+            info = info.w64
         bad = word & info.reject   # bits LLVM refuses for this instruction (reserved, absent modifiers)
         if bad and not self.strict:
             ign = self._ignored.get(id(info))
@@ -347,8 +352,10 @@ class Decoder:
     def _decode(self, b: bytes) -> Inst:
         d0 = int.from_bytes(b[:4], "little")
         fname = self.top9[d0 >> 23]
-        if fname is None and d0 >> 24 == VINTERP_ID and not self.strict:
-            return self._vinterp(b)
+        if fname is None and d0 >> 26 in _IMAGE_IDS.get(self.table.family, ()):
+            return self._image(b)
+        if fname is None and d0 >> 26 in _PIXEL_IDS:
+            return self._pixel(b)
         if fname is None:
             raise _Illegal(f"no encoding format matches word {d0:#010x}")
         if fname.startswith("SOP"):
@@ -465,8 +472,22 @@ class Decoder:
             lit = self._literal(b, 8)
             size = 12
         notes = self.strict and enc == "VOP3P" and "wmma" in info.op   # LLVM decodes these with a note
+        if notes:
+            w, kw = self._misaligned_sgprs(info, w, kw)
         ops = self._operands(info.slots, w, lit, notes=True) if notes else self._operands(info.slots, w, lit)
         return Inst(info.op, enc, info.opcode, size, ops, dpp=dpp, **kw)
+
+    def _misaligned_sgprs(self, info: OpInfo, w: int, kw: dict) -> tuple[int, dict]:
+        """An SGPR range at a misaligned register in a VGPR-only WMMA source: LLVM aligns it down and prints
+        its note (the field is kept in extra["<role>_field"] so that encoding is exact)."""
+        for s in info.slots:
+            s = s.for_wave64() if self.wave64 else s
+            v = (w >> s.lo) & ((1 << s.width) - 1)
+            if s.kind == "src" and "s" not in s.allowed and v < 106 and s.count > 1 and not _sgpr_ok(v, s.count):
+                align = 2 if s.count == 2 else 4
+                w = (w & ~(((1 << s.width) - 1) << s.lo)) | (v & ~(align - 1)) << s.lo
+                kw["extra"] = dict(kw.get("extra", {}), **{f"{s.role}_field": v})
+        return w, kw
 
     def _vop3(self, w: int, b: bytes) -> Inst:
         info = self._info("VOP3", w >> 16 & 0x3FF, w)
@@ -483,6 +504,8 @@ class Decoder:
 
     def _vop3p(self, w: int, b: bytes) -> Inst:
         info = self._info("VOP3P", w >> 16 & 0x7F, w)
+        if self.strict and w & info.need != info.need:   # gfx12 WMMA/SWMMAC, fp8 dot4: OP_SEL_HI all ones
+            raise _Illegal(f"{info.name} without bits {info.need & ~w:#x} (OP_SEL_HI) LLVM requires")
         kw = {"clamp": bool(w >> 15 & 1),
               "neg": (bool(w >> 61 & 1), bool(w >> 62 & 1), bool(w >> 63 & 1)),
               "neg_hi": (bool(w >> 8 & 1), bool(w >> 9 & 1), bool(w >> 10 & 1)),
@@ -505,32 +528,29 @@ class Decoder:
         hy = Inst(y.op, "VOPD", opy, size, yops)
         return Inst("v_dual", "VOPD", opx << 5 | opy, size, vopd=(hx, hy))
 
-    def _vinterp(self, b: bytes) -> Inst:
-        """VINTERP (gfx11/gfx12 parameter interpolation; not in the generated tables, so execution mode
-        only). Fields (RDNA3 ISA guide, "VINTERP"; checked against llvm-mc-19): VDST [7:0], WAIT_EXP
-        [10:8], OPSEL [14:11], CLAMP [15], OP [22:16], SRC0/1/2 [40:32]/[49:41]/[58:50], NEG [63:61].
-        LLVM takes only VGPR sources; the hardware also reads a scalar I/J (src1) and P2's src2."""
-        if len(b) < 8:
-            raise _Illegal("truncated VINTERP instruction")
-        w = int.from_bytes(b[:8], "little")
-        opcode = w >> 16 & 0x7F
-        name = VINTERP_OPS.get(opcode)
-        if name is None or w >> 23 & 1:
-            raise _Illegal(f"no VINTERP instruction with opcode {opcode}" if name is None
-                           else "VINTERP bit 23 is reserved")
-        f16_in = "_f16_" in name
-        ops = {"vdst": _reg("vgpr", w & 0xFF, 1)}
-        for i, (role, ptype) in enumerate((("src0", "f16" if f16_in else "b32"), ("src1", "b32"),
-                                           ("src2", "f16" if f16_in and "p10" in name else "b32"))):
-            v = w >> (32 + 9 * i) & 0x1FF
+    def _pixel(self, b: bytes) -> Inst:
+        """EXP, LDSDIR/VDSDIR, VINTERP (pixel.py). VINTERP in execution mode also takes the sources the
+        hardware reads besides VGPRs (a scalar I/J, constants; LLVM's register class is VGPRs only)."""
+        from . import pixel
+
+        def src(role: str, v: int, ptype: str) -> Operand:
             if v == SRC_LITERAL or v in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI):
-                raise _Illegal(f"{name} {role}: source encoding {v} (literal / DPP) is not allowed")
-            ops[role] = _src(v, 1, ptype, None)
-        return Inst(name, "VINTERP", opcode, 8, ops, clamp=bool(w >> 15 & 1),
-                    neg=tuple(bool(w >> (61 + i) & 1) for i in range(3)),
-                    op_sel=tuple(bool(w >> (11 + i) & 1) for i in range(4)), extra={"wait_exp": w >> 8 & 7})
+                raise pixel.PixelError(f"{role}: source encoding {v} (literal / DPP) is not allowed")
+            return _src(v, 1, ptype, None)
+        try:
+            return pixel.decode(self.arch, b, self.strict, src)
+        except pixel.PixelError as e:
+            raise _Illegal(str(e)) from None
 
     # ---- memory ----------------------------------------------------------------------------------
+    def _image(self, b: bytes) -> Inst:
+        """MIMG (gfx11), VIMAGE/VSAMPLE (gfx12): image.py; the emulator refuses to run them."""
+        from . import image   # loads its table on first use: kernels never meet images
+        try:
+            return image.decode(self.arch, b)
+        except image.ImageError as e:
+            raise _Illegal(str(e)) from None
+
     def _ds(self, w: int) -> Inst:
         info = self._info("DS", w >> 18 & 0xFF, w)
         if w & info.need != info.need:   # the GWS ops, ds_ordered_count, ds_*_gs_reg_rtn exist only with GDS

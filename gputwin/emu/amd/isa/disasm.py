@@ -52,6 +52,14 @@ def src_text(op: Operand, ptype: str | None, neg: bool = False, abs_: bool = Fal
     return t
 
 
+def _noted(text: str, op: Operand, note: str) -> str:
+    """LLVM's note goes right after the register, inside |...| (`-|v132/*Invalid register...*/|`)."""
+    if not note:
+        return text
+    reg = reg_text(op)
+    return text.replace(reg, reg + note, 1)
+
+
 def _bits(values) -> str:
     return "[" + ",".join("1" if v else "0" for v in values) + "]"
 
@@ -106,7 +114,8 @@ class Printer:
 
     def info(self, inst: Inst) -> OpInfo:
         key = _TABLE_KEY.get(inst.encoding, inst.encoding)
-        return self.table.by_enc[key][inst.opcode]
+        info = self.table.by_enc[key][inst.opcode]
+        return info.for_wave64() if self.wave64 else info
 
     def _smem_form(self, inst: Inst) -> str | None:
         """gfx11 llvm-mc prints an SMEM offset the way it was written (`0x0`, `s0 offset:0x0`, `null`), though
@@ -114,11 +123,26 @@ class Printer:
         return _SMEM_FORMS.get(inst.extra.get("smem_form")) if self.asm_style else None
 
     def text(self, inst: Inst) -> str:
+        if inst.encoding in ("EXP", "LDSDIR", "VDSDIR", "VINTERP"):
+            from . import pixel
+            return pixel.text(self.table.arch, inst)
+        if inst.encoding in ("MIMG", "VIMAGE", "VSAMPLE"):
+            from . import image
+            return image.text(self.table.arch, inst, lambda kind, th, scope: self.table.cpol[kind].get(f"{th},{scope}", ""))
         if inst.encoding == "VOPD":
             x, y = inst.vopd
             return (self._body(x, self.table.by_enc["VOPDX"][x.opcode]) + " :: " +
                     self._body(y, self.table.by_enc["VOPDY"][y.opcode]))
         return self._body(inst, self.info(inst))
+
+    def _lo128_note(self, s: Slot, op: Operand, dpp: bool = False) -> str:
+        """LLVM's note on v128..v255 in a 16-bit e32 operand limited to v0..v127 (the strict decoder lets
+        them through where LLVM's disassembler does, the table's "n"; executed, bit 7 picks the high half
+        of v0..v127). A DPP source is a plain VGPR field: VGPR_32_Lo128."""
+        if op.kind != "vgpr" or op.index < 128 or "n" not in (s.allowed or "") or self.asm_style:
+            return ""
+        cls = "VS_32_Lo128" if s.kind == "src" and not dpp else "VGPR_32_Lo128"
+        return f"/*Invalid register, operand has '{cls}' register class*/"
 
     def _mnemonic(self, inst: Inst, info: OpInfo) -> str:
         name = info.name
@@ -175,6 +199,7 @@ class Printer:
                     t += f"/*Invalid register, operand has '{cls}' register class*/"
                 elif notes and op.kind == "const" and "c" not in (s.allowed or "c"):
                     t += "/*Invalid immediate*/"
+                t = _noted(t, op, self._lo128_note(s, op, inst.dpp is not None))
                 if s.kind == "src16" and op.kind == "vgpr":   # true16: the half goes inside sext(...)
                     half = ".h" if inst.op_sel[i] else ".l"
                     t = t[:-1] + half + ")" if t.endswith(")") else t + half
@@ -184,7 +209,8 @@ class Printer:
                 if inst.neg[1] and dm & 4 and mods.get("dpp_sext", 0) & 4:   # an integer src1 (v_ldexp_f16)
                     texts.append(f"sext({src_text(op, None)})")
                 else:
-                    texts.append(src_text(op, None, inst.neg[1] and bool(dm & 4), inst.abs[1] and bool(dm & 8)))
+                    t = src_text(op, None, inst.neg[1] and bool(dm & 4), inst.abs[1] and bool(dm & 8))
+                    texts.append(_noted(t, op, self._lo128_note(s, op, True)))
             elif s.kind == "v16":
                 texts.append(reg_text(op) + (".h" if inst.op_sel[3] else ".l"))
             elif s.kind == "lit":
@@ -206,7 +232,7 @@ class Printer:
             elif inst.extra.get("tfe") and s.role in ("vdst", "vdata") and enc in ("MUBUF", "MTBUF"):
                 texts.append(reg_text(Operand(op.kind, op.index, op.count + 1)))
             else:
-                texts.append(reg_text(op))
+                texts.append(reg_text(op) + self._lo128_note(s, op))
         if self.dpp_abs_quirk and inst.dpp is not None and enc == "VOP2" and slots[-1].kind == "imp" \
                 and texts[-2].endswith("|") and not self.asm_style:
             # LLVM's gfx12 disassembler (not its assembler's printer) closes src1's |..| after VCC.

@@ -39,6 +39,12 @@ class Encoder:
             raise EncodeError(f"no {inst.encoding} instruction with opcode {inst.opcode}") from None
 
     def encode(self, inst: Inst) -> bytes:
+        if inst.encoding in ("EXP", "LDSDIR", "VDSDIR", "VINTERP"):
+            from . import pixel
+            return pixel.encode(self.table.arch, inst)
+        if inst.encoding in ("MIMG", "VIMAGE", "VSAMPLE"):
+            from . import image
+            return image.encode(self.table.arch, inst)
         if inst.encoding == "VOPD":
             return self._vopd(inst)
         info = self.info(inst)
@@ -121,7 +127,7 @@ class Encoder:
                     lit = op.value
                 if s.kind == "src16" and op.kind == "vgpr":
                     v |= 128 * _b(inst.op_sel[{"src0": 0, "src1": 1, "src2": 2}[s.role]])
-                vals[s.field] = v
+                vals[s.field] = inst.extra.get(f"{s.role}_field", v)   # a misaligned WMMA SGPR range
             elif s.kind == "v16":
                 vals[s.field] = op.index | 128 * _b(inst.op_sel[3])
             elif s.kind == "v":

@@ -20,6 +20,18 @@ class Format:
         lo, width = self.fields[name]
         return (word >> lo) & ((1 << width) - 1)
 
+    def fields_mask(self, *names: str) -> int:
+        """The bits the named fields cover (every field when none is named)."""
+        bits = 0
+        for name in names or self.fields:
+            lo, width = self.fields[name]
+            bits |= ((1 << width) - 1) << lo
+        return bits
+
+    def ident_mask(self) -> int:
+        lo, width, _ = self.ident
+        return ((1 << width) - 1) << lo
+
     def pack(self, **values: int) -> int:
         lo, width, value = self.ident
         word = value << lo

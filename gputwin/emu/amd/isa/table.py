@@ -60,6 +60,11 @@ class OpInfo:
     hidden_vdst: int = -1  # VOP3 without a destination operand: the VDST value LLVM encodes (else -1)
     reject: int = 0       # word bits LLVM refuses for this instruction (outside opcode and operand fields)
     need: int = 0         # word bits it cannot do without (GDS of the GWS ops, ds_ordered_count)
+    w64: "OpInfo | None" = None   # the entry as wave64 code has it, where its modifiers or refused bits
+    #                               differ (gfx12 v_swmmac_*: a 2-bit index_key); see for_wave64()
+
+    def for_wave64(self) -> "OpInfo":
+        return self.w64 or self
 
 
 def _slots(fmt: Format, raw: list, w64: dict | None = None) -> tuple[Slot, ...]:
@@ -118,10 +123,14 @@ def _info(formats: dict, opcode: int, e: dict) -> OpInfo:
     if enc == "VOP3" and not any(s[1] == "vdst" for s in e["slots"]):
         # v_cmpx_*_e64 write EXEC and print no destination; LLVM encodes VDST = 126 (EXEC_LO).
         hidden = 126 if e["name"].startswith("v_cmpx") else 0
-    return OpInfo(e["name"], e["op"], enc, fmt, opcode, e["literal"], _slots(fmt, e["slots"], e.get("w64")),
+    info = OpInfo(e["name"], e["op"], enc, fmt, opcode, e["literal"], _slots(fmt, e["slots"], e.get("w64")),
                   _slots(fmt, e["rtn_slots"]) if "rtn_slots" in e else None, e["mods"],
                   tuple(e.get("dpp", ())), any(s[3] in ("v16", "src16") for s in e["slots"]),
                   hidden_vdst=hidden, reject=e.get("reject", 0), need=e.get("need", 0))
+    if "w64_mods" in e or "w64_reject" in e:
+        info = dataclasses.replace(info, w64=dataclasses.replace(info, mods=e.get("w64_mods", info.mods),
+                                                                 reject=e.get("w64_reject", info.reject)))
+    return info
 
 
 @dataclass(frozen=True)

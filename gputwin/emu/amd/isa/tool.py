@@ -69,6 +69,11 @@ def asm(source: str, arch: str, out: TextIO, err: TextIO, wave64: bool = False, 
     _report(errors, source, filename, err)
     print("\t.text", file=out)
     for _, _, code, written in items:
+        if written is not None and written.encoding in ("MIMG", "VIMAGE", "VSAMPLE"):
+            # llvm-mc prints image operands as parsed, also words its own disassembler refuses (a default
+            # variant running past v255) or prints otherwise (8 VGPRs written where 5-7 are needed)
+            print(show_encoding_line(pr.text(written), code), file=out)
+            continue
         off = 0
         while off < len(code):
             try:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 
+from gputwin.emu.amd.isa import image
+from gputwin.emu.amd.isa.image_formats import FORMATS as IMAGE_FORMATS, VADDR_FIELDS
+from gputwin.emu.amd.isa.pixel import DSDIR, EXP, VINTERP
 from gputwin.emu.amd.isa.rdna3_formats import FORMATS
 from gputwin.emu.amd.isa.table import OpInfo, load
 
@@ -167,4 +170,59 @@ def corpus(arch: str = "gfx1100", per_op: int = 12, seed: int = 1) -> list[bytes
             for _ in range(per_op):
                 words.append(random_word(info, rng))
     words += [random_vopd(arch, rng) for _ in range(per_op * 40)]
+    return words
+
+
+def _image_word(rng: random.Random, op: image.ImageOp) -> bytes:
+    fmt = IMAGE_FORMATS[op.enc]
+    v = {"op": op.opcode, "dim": rng.randrange(8), "dmask": rng.choice((1, 3, 7, 15, rng.randrange(16))),
+         "vdata": rng.choice((rng.randrange(256), rng.randrange(240, 256)))}
+    for name in ("unorm", "r128", "a16", "d16", "tfe", "lwe", "glc", "slc", "dlc"):
+        if name in fmt.fields and rng.random() < 0.25:
+            v[name] = 1
+    nfields = VADDR_FIELDS[op.enc] if op.nsa else 1
+    for i in range(nfields):
+        v[f"vaddr{i}"] = rng.choice((rng.randrange(256), rng.randrange(248, 256), 0))
+    if op.enc == "MIMG":
+        v.update(nsa=int(op.nsa), srsrc=rng.randrange(27), ssamp=rng.randrange(27) if op.sampler else 0)
+    else:
+        v.update(rsrc=rng.randrange(0, 104, 4), th=rng.randrange(8), scope=rng.randrange(4))
+        if op.enc == "VSAMPLE" and op.sampler:
+            v["samp"] = rng.randrange(0, 104, 4)
+        for i in range(len(op.va0), nfields):   # gfx12 refuses address fields past the default variant's
+            v[f"vaddr{i}"] = 0
+    word = fmt.pack(**v) | op.need
+    if rng.random() < 0.1:   # a stray bit (not in the format's identifier): LLVM ignores some, refuses others
+        word |= 1 << rng.choice([b for b in range(96 if op.nsa else 64) if not 26 <= b < 32])
+    return word.to_bytes(12 if op.nsa else 8, "little")
+
+
+def image_corpus(arch: str, per_op: int = 24) -> list[bytes]:
+    """Image words (MIMG / VIMAGE / VSAMPLE) for every opcode: random DIM, DMASK, flags, NSA, registers
+    near v255 (LLVM's fall-back to the default variant), stray bits."""
+    rng = random.Random(20251202)
+    return [_image_word(rng, op) for entries in image.ops(arch).values() for op in entries.values()
+            for _ in range(per_op)]
+
+
+def pixel_corpus(seed: int = 7) -> list[bytes]:
+    """EXP, LDSDIR/VDSDIR and VINTERP words: every field random, some stray bits."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(600):
+        src = [rng.choice((rng.randrange(256), 0)) for _ in range(4)]
+        out.append(EXP.pack(en=rng.randrange(16), tgt=rng.choice((rng.randrange(64), rng.randrange(23))),
+                            done=rng.randrange(2), row=rng.randrange(2), **{f"src{i}": s for i, s in enumerate(src)}))
+        out.append(DSDIR.pack(vdst=rng.randrange(256), attrchan=rng.randrange(4), attr=rng.randrange(64),
+                              waitvdst=rng.randrange(16), op=rng.randrange(4), waitvsrc=rng.randrange(2)))
+        out.append(VINTERP.pack(vdst=rng.randrange(256), waitexp=rng.randrange(8), op_sel=rng.choice((0, rng.randrange(16))),
+                                clamp=rng.randrange(2), op=rng.choice((rng.randrange(8), rng.randrange(128))),
+                                **{f"src{i}": rng.choice((256 + rng.randrange(256), rng.randrange(512)))
+                                   for i in range(3)}, neg=rng.randrange(8)))
+    words = []
+    for w in out:
+        size = 4 if w >> 24 == 0xCE else 8
+        if rng.random() < 0.15:   # a stray bit outside the identifier
+            w |= 1 << rng.choice([b for b in range(8 * size) if b < 24 or size == 8 and b >= 32])
+        words.append(w.to_bytes(size, "little"))
     return words
