@@ -22,4 +22,5 @@ class GPUTWIN_SANITIZER_REPORT_PARAMS(_S):
                 ("line", NvU32),             # its PTX line (0 when unknown)
                 ("pad", NvU32),
                 ("kernel", ctypes.c_char * 128),
+                ("instruction", ctypes.c_char * 96),   # its PTX statement
                 ("message", ctypes.c_char * MESSAGE_BYTES)]   # the findings, one per line

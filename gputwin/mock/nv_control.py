@@ -112,7 +112,7 @@ def _sanitizer_report(rm, obj, p: sr.GPUTWIN_SANITIZER_REPORT_PARAMS):
     if not isinstance(err, SanitizerError):
         raise RmStatus(r.NV_ERR_INVALID_STATE, "GPUTWIN_GET_SANITIZER_REPORT: the channel had no sanitizer finding")
     p.valid, p.write, p.address, p.line = 1, int(bool(err.write)), err.address or 0, err.line or 0
-    p.kernel = (err.kernel or "").encode()[:127]
+    p.kernel, p.instruction = (err.kernel or "").encode()[:127], (err.instruction or "").encode()[:95]
     p.message = err.reason.encode()[:sr.MESSAGE_BYTES - 1]
 
 

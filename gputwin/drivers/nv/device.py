@@ -267,7 +267,8 @@ class NVDevice(HCQDevice):
         findings = [x.strip() for x in lines[1:]] if len(lines) > 1 else lines
         raise SanitizerError(f"{self.name}: {message}", findings=findings, address=rep.address or None,
                              write=bool(rep.write), line=rep.line or None, queue=self.compute_channel.name,
-                             kernel=rep.kernel.decode(errors="replace") or None)
+                             kernel=rep.kernel.decode(errors="replace") or None,
+                             instruction=rep.instruction.decode(errors="replace") or None)
 
     # --- programs ------------------------------------------------------------------------------------------
     def load(self, image, name: str) -> NVProgram:
