@@ -26,12 +26,13 @@ class SanitizedBatch(Batch):
         self.ctas = ctas
         session.start_batch(self.nctas * self.shared_size, self.nctas)
 
-    # the full-mask gathers read memory without Batch.access: a sanitized batch takes the checked path
+    # the full-mask gathers read memory without Batch.access: a sanitized batch takes the checked path,
+    # except for shared loads when racecheck is off (the gather itself refuses any lane out of bounds)
     def gather_global(self, base, offset, nbytes, out, generic) -> bool:
         return False
 
     def gather_shared(self, base, offset, nbytes, out) -> bool:
-        return False
+        return self.sanitizer.races is None and super().gather_shared(base, offset, nbytes, out)
 
     def access(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, write: bool):
         addrs = addrs.astype(np.uint64, copy=False)
