@@ -26,6 +26,7 @@ from gputwin.drivers.amd.ring import Ring
 from gputwin.drivers.amd.sdma import AMDCopyQueue
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import Kernel
+from gputwin.emu.sanitizer import config as sanitizer_config
 from gputwin.errors import (GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError,
                             SanitizerError)
 
@@ -80,6 +81,7 @@ class AMDDevice(HCQDevice):
         self._entries: dict[int, str] = {}   # code address of every loaded kernel -> its name (for faults)
         self._scratch: tuple[int, int, Buffer] | None = None   # (bytes per lane, TMPRING_SIZE, buffer)
         self.dispatch_id = 0
+        self.announces_host_waits = "racecheck" in sanitizer_config.checkers()   # for emulated queues
         try:
             super().__init__()
             self._setup_events()

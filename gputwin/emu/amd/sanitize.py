@@ -156,6 +156,8 @@ def _settled(g, span, nbytes, kind) -> bool:
     """Is a global access over [span] clean for every checker on, so its lanes need no look? (inside one
     allocation; its bytes all initialised, or not tracked)"""
     lo, hi = span
+    if g.ctx.mem.queue_races is not None:    # racecheck across queues records every byte
+        return False
     r = g.ctx.mem.find(lo)
     if r is None or hi + nbytes > r.alloc_end:
         return False

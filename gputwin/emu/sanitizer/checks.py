@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.memory import AddressSpace
-from gputwin.emu.sanitizer import initcheck, memcheck
+from gputwin.emu.sanitizer import initcheck, memcheck, queues
 
 LOAD, STORE, ATOMIC = "read", "write", "atomic"
 
@@ -39,3 +39,10 @@ def global_access(san, mem: AddressSpace, addrs: np.ndarray, nbytes: int, kind: 
                                    detail=f"nothing wrote it since it was allocated ({where})" if where else ""))
         if kind != LOAD:
             initcheck.mark(mem, addrs, nbytes)
+    races = mem.queue_races
+    if races is not None and races.current is not None:
+        hit = queues.lanes(races, mem, addrs, nbytes, kind != LOAD)
+        if hit is not None:
+            found, i = hit
+            san.report(finding("racecheck", f"cross-queue {found.kind} race on {nbytes} bytes of global memory", i,
+                               address=int(addrs[i]), size=nbytes, write=kind != LOAD, detail=queues.describe(found)))
