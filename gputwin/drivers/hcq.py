@@ -166,7 +166,7 @@ class HCQDevice:
     announces_host_waits = False   # the sanitizers' racecheck is on: submissions say what the host saw
 
     def __init__(self):
-        self._observed = 0          # the highest timeline value the host has read
+        self._observed = 0          # the highest timeline value the host has waited for
         self._announced: dict[type, int] = {}   # per kind of queue, the value its marker last said
         self._lost: BaseException | None = None
         self._closed = False
@@ -233,7 +233,7 @@ class HCQDevice:
         except Exception as e:
             self._lost = e
             raise
-        self._observed = max(self._observed, now)
+        self._observed = max(self._observed, value)   # what the wait guarantees; what it read is timing
 
     def synchronize(self) -> None:
         self._wait_value(self.timeline_value - 1)
