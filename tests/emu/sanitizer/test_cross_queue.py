@@ -33,13 +33,14 @@ def no_gpu_waits(monkeypatch):
     monkeypatch.setattr(AMDCopyQueue, "wait", lambda self, signal, value: self)
 
 
-def _copy_then_kernel(target, host_wait: bool):
+def _copy_then_kernel(target, host_wait: bool, bufs: dict | None = None):
     """copyin on the SDMA queue, then a kernel on the compute queue reading it; returns what it read."""
     spec, image = target
+    bufs = {} if bufs is None else bufs
     dev = gputwin.open_device(spec)
     try:
         kernel = dev.load(image, "shift_read")      # its upload (a copy the host waits for) comes first
-        out, src = dev.alloc(256), dev.alloc(256)
+        out, src = bufs["out"], bufs["src"] = dev.alloc(256), dev.alloc(256)
         dev.copyin(out, np.zeros(64, np.uint32))
         dev.copyin(src, np.arange(64, dtype=np.uint32))
         if host_wait:
@@ -48,7 +49,7 @@ def _copy_then_kernel(target, host_wait: bool):
         dev.synchronize()
         got = np.zeros(64, np.uint32)
         dev.copyout(got, out)
-        return got, src
+        return got
     finally:
         try:
             dev.close()
@@ -57,27 +58,14 @@ def _copy_then_kernel(target, host_wait: bool):
 
 
 def test_copy_then_kernel_ordered_by_the_driver_wait(target):
-    got, _ = _copy_then_kernel(target, host_wait=False)
+    got = _copy_then_kernel(target, host_wait=False)
     assert (got == np.arange(64)).all()
 
 
 def test_copy_then_kernel_without_a_wait_is_a_race(target, no_gpu_waits):
     bufs = {}
     with pytest.raises(SanitizerError) as e:
-        spec, image = target
-        dev = gputwin.open_device(spec)
-        try:
-            kernel = dev.load(image, "shift_read")
-            bufs["out"], bufs["src"] = dev.alloc(256), dev.alloc(256)
-            dev.copyin(bufs["out"], np.zeros(64, np.uint32))
-            dev.copyin(bufs["src"], np.arange(64, dtype=np.uint32))
-            kernel(bufs["out"], bufs["src"], 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
-            dev.synchronize()
-        finally:
-            try:
-                dev.close()
-            except SanitizerError:
-                pass
+        _copy_then_kernel(target, False, bufs)
     msg = str(e.value)
     assert "racecheck: cross-queue read-after-write race on 4 bytes of global memory" in msg
     assert e.value.address == bufs["src"].va and e.value.write is False
@@ -87,7 +75,7 @@ def test_copy_then_kernel_without_a_wait_is_a_race(target, no_gpu_waits):
 
 
 def test_a_host_wait_the_driver_announces_orders_the_queues(target, no_gpu_waits):
-    got, _ = _copy_then_kernel(target, host_wait=True)
+    got = _copy_then_kernel(target, host_wait=True)
     assert (got == np.arange(64)).all()
 
 
