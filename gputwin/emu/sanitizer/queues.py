@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gputwin.abi.amd_pm4 import GPUTWIN_NOP_HOST_OBSERVED
+from gputwin.emu.sanitizer.initcheck import dense
 
 NONE = -1
 
@@ -52,6 +53,8 @@ class QueueRaces:
         self.ops: list[Op] = []
         self.releases: dict[int, list[tuple[int, dict[str, int]]]] = {}   # dword address -> (value, clock)
         self.current: int | None = None     # the operation running
+        self._table: np.ndarray | None = None   # _ordered_table of the current operation
+        self._first_unordered: int | None = None   # its _horizon
 
     def _vc(self, queue: str) -> dict[str, int]:
         return self.clock.setdefault(queue, {})
@@ -61,7 +64,7 @@ class QueueRaces:
         vc = self._vc(queue)
         vc[queue] = vc.get(queue, 0) + 1
         self.ops.append(Op(queue, vc[queue], what))
-        self.current = len(self.ops) - 1
+        self.current, self._table, self._first_unordered = len(self.ops) - 1, None, None
 
     def end(self) -> None:
         self.current = None
@@ -92,10 +95,15 @@ class QueueRaces:
             if t > vc.get(q, 0):
                 vc[q] = t
 
-    def _ordered(self, op: int) -> bool:
-        """Does operation `op` happen before the current one?"""
-        a, me = self.ops[op], self.ops[self.current]
-        return a.queue == me.queue or self._vc(me.queue).get(a.queue, 0) >= a.tick
+    def _ordered_table(self) -> np.ndarray:
+        """Bool per operation id (and True at index -1, NONE): does it happen before the current one?
+        Made once per operation (no acquire happens while one runs)."""
+        if self._table is None:
+            me = self.ops[self.current]
+            vc = self._vc(me.queue)
+            self._table = np.array([a.queue == me.queue or vc.get(a.queue, 0) >= a.tick for a in self.ops]
+                                   + [True])
+        return self._table
 
     # --- accesses -----------------------------------------------------------------------------------------
     def access(self, region, offsets, write: bool) -> Conflict | None:
@@ -105,30 +113,40 @@ class QueueRaces:
             return None
         me = self.ops[self.current]
         shadow = region.queue_shadow
-        if shadow is None:
-            shadow = region.queue_shadow = {None: np.full(region.data.size, NONE, np.int32)}   # None: writers
-        writer = shadow[None]
-        found = self._check(writer[offsets], "write-after-write" if write else "read-after-write")
-        if found is None and write:
-            for q, readers in shadow.items():
-                if q is not None and q != me.queue:
-                    found = self._check(readers[offsets], "write-after-read")
-                    if found is not None:
-                        break
+        if shadow is None:    # "max": the highest operation id recorded; None: writers; a queue: its readers
+            shadow = region.queue_shadow = {"max": NONE, None: np.full(region.data.size, NONE, np.int32)}
+        found = None
+        if shadow["max"] >= self._horizon():      # else every operation it holds is ordered before this one
+            found = self._check(shadow[None][offsets], "write-after-write" if write else "read-after-write")
+            if found is None and write:
+                for q, readers in shadow.items():
+                    if q not in (None, "max", me.queue):
+                        found = self._check(readers[offsets], "write-after-read")
+                        if found is not None:
+                            break
         if write:
-            writer[offsets] = self.current
+            shadow[None][offsets] = self.current
         else:
             readers = shadow.get(me.queue)
             if readers is None:
                 readers = shadow[me.queue] = np.full(region.data.size, NONE, np.int32)
             readers[offsets] = self.current
+        shadow["max"] = self.current
         return found
 
+    def _horizon(self) -> int:
+        """The lowest operation id not ordered before the current one (len(ops) when there is none)."""
+        if self._first_unordered is None:
+            table = self._ordered_table()[:-1]
+            self._first_unordered = len(self.ops) if table.all() else int(np.argmin(table))
+        return self._first_unordered
+
     def _check(self, ids: np.ndarray, kind: str) -> Conflict | None:
-        for op in np.unique(ids):
-            if op != NONE and op != self.current and not self._ordered(int(op)):
-                return Conflict(kind, int(np.argmax(ids == op)), self.ops[int(op)])
-        return None
+        bad = ~self._ordered_table()[ids]
+        if not bad.any():
+            return None
+        i = int(np.argmax(bad))
+        return Conflict(kind, i, self.ops[int(ids[i])])
 
 
 # --- the engines' hooks (each returns at once when the GPU's memory has no QueueRaces) -----------------
@@ -189,8 +207,13 @@ def lanes(races: QueueRaces, mem, addrs: np.ndarray, nbytes: int, write: bool) -
                 groups.append((r, np.flatnonzero(sel)))
     for r, sel in groups:
         a = addrs if sel is None else addrs[sel]
-        offs = ((a - np.uint64(r.base)).astype(np.int64)[:, None] + np.arange(nbytes)).reshape(-1)
-        found = races.access(r, np.minimum(offs, r.data.size - 1), write)
+        first = int(a[0]) - r.base
+        if dense(a, nbytes) and first >= 0 and first + a.size * nbytes <= r.data.size:
+            offs = slice(first, first + a.size * nbytes)          # consecutive lanes: one range
+        else:
+            offs = ((a - np.uint64(r.base)).astype(np.int64)[:, None] + np.arange(nbytes)).reshape(-1)
+            offs = np.minimum(offs, r.data.size - 1)              # a lane past the mapping faults anyway
+        found = races.access(r, offs, write)
         if found is not None:
             lane = found.index // nbytes
             return found, lane if sel is None else int(sel[lane])
