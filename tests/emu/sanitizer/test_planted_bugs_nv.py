@@ -160,3 +160,20 @@ def test_vram_is_bounded_by_the_size_asked_for_and_tracked_until_written(spec):
         assert r.shadow[:40].all() and not r.shadow[40:].any()
     finally:
         dev.close()
+
+
+def test_vram_the_cpu_maps_is_the_hosts_and_not_tracked(spec):
+    dev = gputwin.open_device(spec)
+    try:
+        b = dev.alloc(1000)
+        r = emulated_gpu(dev).mem.find(b.va)
+        assert r.shadow is not None
+        memory, _, _, size = b.meta
+        dev._cpu_map(memory, size, dev.device)      # NV_ESC_RM_MAP_MEMORY + mmap: the host may write it now
+        assert r.shadow is None
+        out = dev.alloc(256)
+        dev.copyin(out, np.zeros(64, np.uint32))
+        dev.load(PTX, "shift_read")(out, b, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
+        dev.synchronize()                           # reading it is no initcheck finding
+    finally:
+        dev.close()
