@@ -23,6 +23,7 @@ engines and the announced host observations (another process, a CPU write into m
 written by shaders (flags in memory polled by a kernel) are data accesses, not releases."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,11 +48,34 @@ class Conflict:
     other: Op
 
 
+class Releases:
+    """The values engines wrote to one signal dword, in order, each with the writer's clock."""
+
+    def __init__(self):
+        self.values: list[int] = []
+        self.clocks: list[dict[str, int]] = []
+        self.monotonic = True      # a timeline's values only grow: first_reaching bisects
+
+    def add(self, value: int, clock: dict[str, int]) -> None:
+        self.monotonic &= not self.values or value >= self.values[-1]
+        self.values.append(value)
+        self.clocks.append(clock)
+
+    def first_reaching(self, value: int) -> dict[str, int] | None:
+        if self.monotonic:
+            i = bisect.bisect_left(self.values, value)
+            return self.clocks[i] if i < len(self.values) else None
+        return next((c for v, c in zip(self.values, self.clocks) if v >= value), None)
+
+
 class QueueRaces:
     def __init__(self):
         self.clock: dict[str, dict[str, int]] = {}
         self.ops: list[Op] = []
-        self.releases: dict[int, list[tuple[int, dict[str, int]]]] = {}   # dword address -> (value, clock)
+        self._op_queue: list[int] = []      # per operation: its queue's number (ordered_table's arrays)
+        self._op_tick: list[int] = []
+        self._queue_ids: dict[str, int] = {}
+        self.releases: dict[int, Releases] = {}   # dword address -> what engines wrote there, in order
         self.current: int | None = None     # the operation running
         self._table: np.ndarray | None = None   # _ordered_table of the current operation
         self._first_unordered: int | None = None   # its _horizon
@@ -64,6 +88,8 @@ class QueueRaces:
         vc = self._vc(queue)
         vc[queue] = vc.get(queue, 0) + 1
         self.ops.append(Op(queue, vc[queue], what))
+        self._op_queue.append(self._queue_ids.setdefault(queue, len(self._queue_ids)))
+        self._op_tick.append(vc[queue])
         self.current, self._table, self._first_unordered = len(self.ops) - 1, None, None
 
     def end(self) -> None:
@@ -73,21 +99,21 @@ class QueueRaces:
         """An engine of `queue` wrote `value` (nbytes, little-endian) at `address`."""
         snapshot = dict(self._vc(queue))
         for off in range(0, nbytes, 4):
-            self.releases.setdefault(address + off, []).append(((value >> (8 * off)) & 0xFFFFFFFF, snapshot))
+            self.releases.setdefault(address + off, Releases()).add((value >> (8 * off)) & 0xFFFFFFFF, snapshot)
 
     def acquire_last(self, queue: str, address: int) -> None:
         """A wait of `queue` on the dword at `address` was satisfied by the value last written there."""
         hist = self.releases.get(address)
-        if hist:
-            self._join(queue, hist[-1][1])
+        if hist is not None:
+            self._join(queue, hist.clocks[-1])
 
     def acquire_reached(self, queue: str, address: int, value: int) -> None:
         """The host observed the 64-bit timeline at `address` at `value` or more: `queue` acquires the first
         write that reached it (the low dword's history; a timeline's high dword stays 0 below 2**32)."""
-        for v, snapshot in self.releases.get(address, ()):
-            if v >= value:
-                self._join(queue, snapshot)
-                return
+        hist = self.releases.get(address)
+        clock = None if hist is None else hist.first_reaching(value)
+        if clock is not None:
+            self._join(queue, clock)
 
     def _join(self, queue: str, other: dict[str, int]) -> None:
         vc = self._vc(queue)
@@ -101,8 +127,9 @@ class QueueRaces:
         if self._table is None:
             me = self.ops[self.current]
             vc = self._vc(me.queue)
-            self._table = np.array([a.queue == me.queue or vc.get(a.queue, 0) >= a.tick for a in self.ops]
-                                   + [True])
+            seen = np.array([vc.get(q, 0) for q in self._queue_ids], np.int64)   # in queue-number order
+            queue, tick = np.array(self._op_queue), np.array(self._op_tick)
+            self._table = np.append((queue == self._queue_ids[me.queue]) | (seen[queue] >= tick), True)
         return self._table
 
     # --- accesses -----------------------------------------------------------------------------------------

@@ -142,3 +142,15 @@ def test_write_after_read_across_queues_and_the_host_observed_timeline():
     races.acquire_reached("copy3", 0x200, 6)    # a value no write reached orders nothing
     races.begin("copy3", "copy 3")
     assert races.access(r, slice(0, 4), write=False) is not None
+
+
+def test_first_write_reaching_a_value_on_a_timeline_and_on_any_signal():
+    from gputwin.emu.sanitizer.queues import Releases
+    timeline, other = Releases(), Releases()
+    for v in (1, 2, 5):
+        timeline.add(v, {"q": v})
+    for v in (7, 3, 9):                 # not monotonic (a mailbox): searched in order
+        other.add(v, {"q": v})
+    assert timeline.monotonic and not other.monotonic
+    assert timeline.first_reaching(3) == {"q": 5} and timeline.first_reaching(6) is None
+    assert other.first_reaching(8) == {"q": 9} and other.first_reaching(4) == {"q": 7}
