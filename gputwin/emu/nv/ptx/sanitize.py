@@ -89,29 +89,30 @@ def barrier_released(b: SanitizedBatch, parked: np.ndarray) -> None:
     new epoch for their blocks; synccheck checks each block's threads all waited at one bar.sync (not at
     different ones: divergent barriers) and none had exited instead."""
     san = b.sanitizer
-    ctas = np.unique(b.cta_of[parked])
     if san.races is not None:
-        san.races.barrier(ctas)
+        san.races.barrier(np.flatnonzero(parked.reshape(b.nctas, -1).any(axis=1)))
     if not san.on("synccheck"):
         return
     code = b.plan.code
     at = np.where(parked, (b.key - WAIT - 1) & (DEPTH - 1), -1).reshape(b.nctas, -1)   # the bar's pc
+    hi = at.max(axis=1)
+    lo = np.where(at >= 0, at, np.iinfo(np.int64).max).min(axis=1)
     exited = (b.valid & (b.key >= EXIT)).reshape(b.nctas, -1)
-    for c in ctas:
-        pcs = np.unique(at[c][at[c] >= 0])
+    mismatch, partial = (hi >= 0) & (lo != hi), (hi >= 0) & exited.any(axis=1)
+    for c in np.flatnonzero(mismatch | partial):     # blocks with a finding only: the common case loops not
         first = int(np.argmax(at[c] >= 0))
         thread = int(c) * b.tpc_padded + first
-        if pcs.size > 1:
-            lines = " and ".join(f"PTX line {code[int(p)].line}" for p in pcs[:2])
+        if mismatch[c]:
+            lines = " and ".join(f"PTX line {code[int(p)].line}" for p in (lo[c], hi[c]))
             other = int(np.argmax((at[c] >= 0) & (at[c] != at[c][first])))
             same_warp = other // 32 == first // 32
             san.report(b.finding(code[int(at[c][first])], "synccheck",
                                  "divergent barrier" if same_warp else "barrier mismatch", thread,
                                  detail=f"threads of one {'warp' if same_warp else 'block'} waited at different "
                                         f"bar.sync statements ({lines}; thread {other} at the other)"))
-        elif exited[c].any():
+        else:
             n = int(exited[c].sum())
-            san.report(b.finding(code[int(pcs[0])], "synccheck", "barrier not reached by the whole block", thread,
+            san.report(b.finding(code[int(hi[c])], "synccheck", "barrier not reached by the whole block", thread,
                                  detail=f"{n} of its {int(b.valid.reshape(b.nctas, -1)[c].sum())} threads had "
                                         f"exited instead (bar.sync is undefined unless every thread of the "
                                         f"block reaches it)"))
