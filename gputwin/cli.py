@@ -7,6 +7,7 @@ import sys
 
 import gputwin
 from gputwin import device as devmod
+from gputwin.abi.amdgpu import ARCHS as AM_ARCHS
 from gputwin.fuzz import cli as fuzz_cli
 
 
@@ -47,6 +48,8 @@ def cmd_info(args) -> int:
     rows = [(f"MOCKAMD:{a}", a, "mock KFD + emulated GPU (gputwin.mock.kfd, gputwin.emu.amd)") for a in devmod.AMD_ARCHS]
     rows += [(f"MOCKNV:{a}", a, "mock nvidia.ko + emulated GPU + PTX (gputwin.mock.nvidia, gputwin.emu.nv)")
              for a in devmod.NV_MOCK_ARCHS]
+    rows += [(f"MOCKUSBAMD:{a}", a, "AM driver over an emulated ASM2464 + board (gputwin.mock.usb, gputwin.emu.amd.soc)")
+             for a in AM_ARCHS]
     rows.append(("CPU", "host", "llvmlite JIT on this CPU"))
     rows += [(f"AMD:{i}", arch, how) for i, (arch, how) in enumerate(_real_amd_gpus())]
     if os.path.exists("/dev/nvidiactl"):

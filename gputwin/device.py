@@ -178,9 +178,40 @@ def _open_cpu(t: Target):
     return CPUDevice()
 
 
-def _not_built(t: Target):
-    looked = {"USBAMD": "the ASM2464 USB driver (gputwin.drivers.usb)"}
-    raise TargetNotAvailable(f"{t.spec}: {looked[t.kind]} is not built yet; no fall-back to another device")
+def _open_mock_usbamd(t: Target):
+    """An emulated board (gputwin.emu.amd.soc) in an emulated ASM2464 enclosure behind the mock libusb
+    backend: the USB driver brings up PCIe through the bridge, the kernel-less AM driver boots the GPU."""
+    # never caught, as for MOCKAMD: a broken import of gputwin's own mock is a bug, not "not available"
+    from gputwin.drivers.amd.am.device import AMDevice
+    from gputwin.drivers.usb import open_usb_pci
+    from gputwin.emu.amd.soc import board
+    from gputwin.mock.usb import usb_gpu
+    from gputwin.abi.amdgpu import ARCHS
+    if t.index is not None:
+        raise TargetNotAvailable(f"{t.spec}: a MOCKUSBAMD is one emulated enclosure; pick its arch, not an index")
+    if (t.arch or DEFAULT_AMD_ARCH) not in ARCHS:
+        raise TargetNotAvailable(f"{t.spec}: the emulated board behind the bridge models {', '.join(ARCHS)}")
+    function = board.build(t.arch or DEFAULT_AMD_ARCH)
+    backend, _enclosure = usb_gpu(function)
+    dev = AMDevice(open_usb_pci(backend), "MOCKUSBAMD")
+    _emulated[dev] = function.gpu
+    return dev
+
+
+def _open_usbamd(t: Target):
+    """A real enclosure: libusb finds the bridge; no bridge is TargetNotAvailable, never a fall-back."""
+    from gputwin.drivers.amd.am.device import AMDevice
+    from gputwin.drivers.amd.am.firmware import SYSTEM_DIR
+    from gputwin.drivers.usb import BridgeNotFound, open_usb_pci
+    try:
+        pci = open_usb_pci(None, t.index or 0)
+    except BridgeNotFound as e:
+        raise TargetNotAvailable(f"{t.spec}: {e}; use MOCKUSBAMD for the emulated one") from None
+    dev = AMDevice(pci, "USBAMD", firmware_dir=SYSTEM_DIR)
+    if t.arch is not None and dev.arch != t.arch:
+        dev.close()
+        raise TargetNotAvailable(f"{t.spec}: the GPU behind the bridge is {dev.arch}, not {t.arch}")
+    return dev
 
 
 def open_targets(targets: list[Target]) -> list:
@@ -205,8 +236,8 @@ def open_targets(targets: list[Target]) -> list:
             devices[i] = _open_amd(t)
         elif t.kind == "NV" and not t.mock:
             devices[i] = _open_nv(t)
-        else:
-            _not_built(t)
+        elif t.kind == "USBAMD":
+            devices[i] = _open_mock_usbamd(t) if t.mock else _open_usbamd(t)
     return devices
 
 

@@ -65,10 +65,22 @@ def test_mock_layout_builds_one_machine():
     assert devmod._mock_layout(parse_spec("MOCKAMD,MOCKAMD")) == (["gfx1100", "gfx1100"], [0, 1])
 
 
-@pytest.mark.parametrize("spec", ["USBAMD", "MOCKUSBAMD"])
-def test_unbuilt_drivers_say_so_and_never_fall_back(spec):
-    with pytest.raises(TargetNotAvailable, match="not built"):
-        devmod.open_device(spec)
+def test_missing_usb_enclosure_says_what_was_looked_for_and_never_falls_back():
+    with pytest.raises(TargetNotAvailable, match="ASM2464.*use MOCKUSBAMD"):
+        devmod.open_device("USBAMD")
+
+
+@pytest.mark.parametrize("spec,arch", [("MOCKUSBAMD", "gfx1100"), ("MOCKUSBAMD:gfx1201", "gfx1201")])
+def test_mock_usbamd_boots_the_emulated_board_behind_the_bridge(spec, arch):
+    from gputwin.drivers.usb import UsbPciDevice
+    dev = devmod.open_device(spec)
+    assert dev.arch == arch and dev.name == f"MOCKUSBAMD ({arch})" and isinstance(dev.pci, UsbPciDevice)
+    assert devmod.emulated_gpu(dev).arch == arch
+    dev.close()
+    with pytest.raises(TargetNotAvailable, match="pick its arch"):
+        devmod.open_device("MOCKUSBAMD:1")
+    with pytest.raises(TargetNotAvailable, match="models gfx1100, gfx1201"):
+        devmod.open_device("MOCKUSBAMD:gfx942")
 
 
 def test_missing_real_nvidia_gpu_says_what_was_looked_for(monkeypatch):

@@ -15,6 +15,9 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_char, c_uint32 as u32, c_uint64 as u64
 
+from gputwin.abi import kfd_ioctl as k
+from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
+
 GPUTWIN_FAULT_MAGIC = 0x52465447   # "GTFR" little-endian
 GPUTWIN_FAULT_VERSION = 2   # 2: a 2048-byte message (a sanitizer report lists several findings)
 
@@ -62,3 +65,47 @@ class gputwin_fault_record(ctypes.Structure):
 
 
 assert ctypes.sizeof(gputwin_fault_record) == 216 + MESSAGE_BYTES
+
+
+# Where an emulated AM board (no KFD in between) shows the record: a read-only window at this byte offset of
+# its 1 MiB MMIO BAR (BAR5), `valid` cleared by a write (gputwin/emu/amd/soc/interrupts.py). Not a register of
+# the real chip: a driver trusts it only when magic and version match.
+AM_MMIO_RECORD_OFFSET = (1 << 20) - 4096
+
+_WIDE = ("pc", "code_address", "address", "ring_offset")   # 64-bit record fields
+
+
+def exception_code(error: BaseException | None) -> int:
+    """The EC_* KFD raises to the runtime for this error (kfd_dbg_trap_exception_code)."""
+    if isinstance(error, MemoryFault):   # a wave's access has a pc; the CP's or SDMA's has none
+        return k.EC_QUEUE_WAVE_MEMORY_VIOLATION if error.pc is not None else k.EC_DEVICE_MEMORY_VIOLATION
+    if isinstance(error, IllegalInstruction):
+        return k.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION
+    if isinstance(error, PacketError):
+        return k.EC_QUEUE_PACKET_UNSUPPORTED
+    if isinstance(error, GpuFault) and error.kind == "trap":
+        return k.EC_QUEUE_WAVE_TRAP
+    if isinstance(error, GpuHang):
+        return k.EC_NONE                 # a hang is a reset (hw-exception data), not a queue exception
+    return k.EC_QUEUE_WAVE_ABORT
+
+
+def record_of(error: BaseException | None, arch: str) -> gputwin_fault_record:
+    """A valid record of what `error` (a GpuFault, a GpuHang or any emulator error) says; the reporter adds
+    gpu_id and queue_id."""
+    r = gputwin_fault_record(magic=GPUTWIN_FAULT_MAGIC, size=ctypes.sizeof(gputwin_fault_record),
+                             version=GPUTWIN_FAULT_VERSION, valid=1, arch=arch.encode(),
+                             exception_code=exception_code(error))
+    if isinstance(error, GpuFault):
+        r.kind = error.kind.encode()[:23]
+        for name, bit in NUMERIC_FACTS:
+            value = getattr(error, name)
+            if value is not None:
+                setattr(r, name, int(value) & (0xFFFFFFFFFFFFFFFF if name in _WIDE else 0xFFFFFFFF))
+                r.facts |= bit
+        r.instruction = (error.instruction or "").encode()[:95]
+        r.message = error.reason.encode()[:MESSAGE_BYTES - 1]
+    else:
+        r.kind = b"hang" if isinstance(error, GpuHang) else b"error"
+        r.message = (str(error) if isinstance(error, GpuHang) else f"{type(error).__name__}: {error}").encode()[:MESSAGE_BYTES - 1]
+    return r

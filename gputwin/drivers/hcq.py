@@ -32,7 +32,9 @@ def watchdog_s() -> float:
 
 
 class Buffer:
-    """GPU memory: `va` is its GPU virtual address; `host_addr` its CPU mapping, or None (device-only)."""
+    """GPU memory: `va` is its GPU virtual address; `host_addr` its CPU mapping, or None. `read`/`write` reach
+    it from the host either way: through the CPU mapping, or (no CPU pointer, as over USB) through the device's
+    `_host_read`/`_host_write` (a BAR or a DMA window)."""
 
     def __init__(self, device: HCQDevice, va: int, size: int, host_addr: int | None = None, meta=None):
         self.device, self.va, self.size, self.host_addr, self.meta = device, va, size, host_addr, meta
@@ -43,6 +45,19 @@ class Buffer:
         if self.host_addr is None:
             raise ValueError(f"buffer at {self.va:#x} is not mapped for the CPU")
         return np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.host_addr))
+
+    def write(self, offset: int, data) -> None:
+        if self.host_addr is not None:
+            src = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+            self.host_view()[offset:offset + src.size] = src
+        else:
+            self.device._host_write(self, offset, data)
+
+    def read(self, offset: int, size: int) -> np.ndarray:
+        """size bytes at offset (uint8)."""
+        if self.host_addr is not None:
+            return self.host_view()[offset:offset + size]
+        return self.device._host_read(self, offset, size)
 
     def __repr__(self) -> str:
         return f"Buffer(va={self.va:#x}, size={self.size:#x}, device={self.device.name})"
@@ -65,19 +80,24 @@ class SlotRing:
 
 
 class TimelineSignal:
-    """A monotonically increasing 64-bit value in host-visible GPU memory, written by the GPU's queues."""
+    """A monotonically increasing 64-bit value in host-reachable GPU memory, written by the GPU's queues."""
 
     def __init__(self, buf: Buffer, offset: int = 0):
-        self.buf, self.va = buf, buf.va + offset
-        self._cell = ctypes.c_uint64.from_address(buf.host_addr + offset)
+        self.buf, self.va, self.offset = buf, buf.va + offset, offset
+        self._cell = ctypes.c_uint64.from_address(buf.host_addr + offset) if buf.host_addr is not None else None
 
     @property
     def value(self) -> int:
-        return self._cell.value
+        if self._cell is not None:
+            return self._cell.value
+        return int(self.buf.read(self.offset, 8).view("<u8")[0])
 
     @value.setter
     def value(self, v: int) -> None:
-        self._cell.value = v
+        if self._cell is not None:
+            self._cell.value = v
+        else:
+            self.buf.write(self.offset, int(v).to_bytes(8, "little"))
 
 
 class HWQueue:
@@ -182,6 +202,13 @@ class HCQDevice:
         raise NotImplementedError
 
     def _free(self, buf: Buffer) -> None:
+        raise NotImplementedError
+
+    def _host_read(self, buf: Buffer, offset: int, size: int) -> np.ndarray:
+        """Bytes of a buffer without a CPU mapping (drivers whose buffers all have one never get here)."""
+        raise NotImplementedError
+
+    def _host_write(self, buf: Buffer, offset: int, data) -> None:
         raise NotImplementedError
 
     def _new_signal(self) -> TimelineSignal:
@@ -315,7 +342,7 @@ class HCQDevice:
         for pos in range(0, src.size, self.staging_size):
             n = min(self.staging_size, src.size - pos)
             stage, i = self._staging_half()
-            stage.host_view()[:n] = src[pos:pos + n]
+            stage.write(0, src[pos:pos + n])
             dst = buf.va + offset + pos
             self._staging_done[i] = self._enqueue(lambda wait, sig: self._copy_queue().wait(
                 self.timeline_signal, wait).copy(dst, stage.va, n).signal(self.timeline_signal, sig))
@@ -338,7 +365,7 @@ class HCQDevice:
             sig = self._staging_done[i] = self._enqueue(lambda wait, sig: self._copy_queue().wait(
                 self.timeline_signal, wait).copy(stage.va, src, n).signal(self.timeline_signal, sig))
             self._wait_value(sig)
-            dst[pos:pos + n] = stage.host_view()[:n]
+            dst[pos:pos + n] = stage.read(0, n)
 
     def close(self) -> None:
         if self._closed:

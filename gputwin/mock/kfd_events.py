@@ -23,10 +23,8 @@ import errno
 from dataclasses import dataclass, field
 
 from gputwin.abi import kfd_ioctl as k
-from gputwin.abi.kfd_fault_record import (GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, MESSAGE_BYTES, NUMERIC_FACTS,
-                                          gputwin_fault_record)
+from gputwin.abi.kfd_fault_record import GPUTWIN_FAULT_MAGIC, GPUTWIN_FAULT_VERSION, gputwin_fault_record, record_of
 from gputwin.emu.amd.gpu import GpuEvent
-from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError
 from gputwin.mock.kfd_state import (KFD_MMAP_TYPE_EVENTS, UNSIGNALED_EVENT_SLOT, KfdProcess, SharedMemory, fail)
 
 EVENT_PAGE_BYTES = k.KFD_SIGNAL_EVENT_LIMIT * 8
@@ -178,43 +176,11 @@ def on_gpu_event(kfd, node, event: GpuEvent) -> None:
             ev.set()
 
 
-def _exception_code(error: BaseException | None) -> int:
-    """The EC_* KFD raises to the runtime for this error (kfd_dbg_trap_exception_code)."""
-    if isinstance(error, MemoryFault):   # a wave's access has a pc; the CP's or SDMA's has none
-        return k.EC_QUEUE_WAVE_MEMORY_VIOLATION if error.pc is not None else k.EC_DEVICE_MEMORY_VIOLATION
-    if isinstance(error, IllegalInstruction):
-        return k.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION
-    if isinstance(error, PacketError):
-        return k.EC_QUEUE_PACKET_UNSUPPORTED
-    if isinstance(error, GpuFault) and error.kind == "trap":
-        return k.EC_QUEUE_WAVE_TRAP
-    if isinstance(error, GpuHang):
-        return k.EC_NONE                 # a hang is a reset (hw-exception data), not a queue exception
-    return k.EC_QUEUE_WAVE_ABORT
-
-
-_WIDE = ("pc", "code_address", "address", "ring_offset")   # 64-bit record fields
-
-
 def fault_record(p: KfdProcess, node, event: GpuEvent) -> bytes:
     """The gputwin_fault_record (gputwin.abi.kfd_fault_record) for a fault, hang or rejected packet."""
-    e = event.error
-    r = gputwin_fault_record(magic=GPUTWIN_FAULT_MAGIC, size=ctypes.sizeof(gputwin_fault_record),
-                             version=GPUTWIN_FAULT_VERSION, valid=1, exception_code=_exception_code(e),
-                             gpu_id=node.gpu_id, arch=node.gpu.arch.encode())
+    r = record_of(event.error, node.gpu.arch)
+    r.gpu_id = node.gpu_id
     r.queue_id = next((q.queue_id for q in p.queues.values() if q.hw is event.queue), 0)
-    if isinstance(e, GpuFault):
-        r.kind = e.kind.encode()[:23]
-        for name, bit in NUMERIC_FACTS:
-            value = getattr(e, name)
-            if value is not None:
-                setattr(r, name, int(value) & (0xFFFFFFFFFFFFFFFF if name in _WIDE else 0xFFFFFFFF))
-                r.facts |= bit
-        r.instruction = (e.instruction or "").encode()[:95]
-        r.message = e.reason.encode()[:MESSAGE_BYTES - 1]
-    else:
-        r.kind = b"hang" if isinstance(e, GpuHang) else b"error"
-        r.message = (str(e) if isinstance(e, GpuHang) else f"{type(e).__name__}: {e}").encode()[:MESSAGE_BYTES - 1]
     return bytes(r)
 
 

@@ -8,27 +8,34 @@ numpy 2 (NEP 50) with two documented changes (docs/tensor.md):
   float32 -> float32); pairs ml_dtypes leaves undefined follow JAX and the float16 analogue:
   bfloat16 + float16 -> float32, bfloat16 + int32/int64 -> float32.
 Python scalars are weak (NEP 50): they take the tensor's dtype when their kind fits.
+`bfloat16` is resolved on first use (gputwin.deferred): importing ml_dtypes costs ~0.5 s of start-up.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
+
+from gputwin.deferred import bfloat16 as _bfloat16
+from gputwin.deferred import is_bfloat16, np_dtype
 
 bool_ = np.dtype(np.bool_)
 uint8 = np.dtype(np.uint8)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 float16 = np.dtype(np.float16)
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 
-SUPPORTED = {"bool": bool_, "uint8": uint8, "int32": int32, "int64": int64,
-             "float16": float16, "bfloat16": bfloat16, "float32": float32}
-_NAMES = ", ".join(SUPPORTED)
-FLOATS = (float16, bfloat16, float32)
+_NUMPY_NATIVE = {"bool": bool_, "uint8": uint8, "int32": int32, "int64": int64, "float16": float16,
+                 "float32": float32}
+_NAMES = "bool, uint8, int32, int64, float16, bfloat16, float32"
 INTS = (uint8, int32, int64)
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int64  # numpy's default integer on Linux
+
+
+def __getattr__(name: str):
+    if name == "bfloat16":       # the module attribute, resolved (and ml_dtypes imported) when first read
+        return _bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class DTypeError(TypeError):
@@ -37,19 +44,21 @@ class DTypeError(TypeError):
 
 def to_dtype(spec) -> np.dtype:
     """Turn a name, numpy dtype or scalar type into one of the supported dtypes, or raise."""
-    if isinstance(spec, str) and spec in SUPPORTED:
-        return SUPPORTED[spec]
+    if isinstance(spec, str) and spec in _NUMPY_NATIVE:
+        return _NUMPY_NATIVE[spec]
+    if isinstance(spec, str) and spec == "bfloat16":
+        return _bfloat16()
     try:
-        dt = np.dtype(spec)
+        dt = np_dtype(spec)
     except TypeError:
         raise DTypeError(f"unknown dtype {spec!r}; supported: {_NAMES}") from None
-    if dt not in SUPPORTED.values():
+    if dt not in _NUMPY_NATIVE.values() and not is_bfloat16(dt):
         raise DTypeError(f"unsupported dtype {dt}; supported: {_NAMES}")
     return dt
 
 
 def is_float(dt: np.dtype) -> bool:
-    return dt in FLOATS
+    return dt in (float16, float32) or is_bfloat16(dt)
 
 
 def is_int(dt: np.dtype) -> bool:
@@ -69,9 +78,9 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     """The result dtype of a binary op between two tensors of dtypes a and b."""
     if a == b:
         return a
-    if bfloat16 in (a, b):
-        other = b if a == bfloat16 else a
-        return bfloat16 if other in (bool_, uint8) else float32
+    if is_bfloat16(a) or is_bfloat16(b):
+        other = b if is_bfloat16(a) else a
+        return _bfloat16() if other in (bool_, uint8) else float32
     return _demote(np.result_type(a, b))
 
 

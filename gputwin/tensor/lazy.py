@@ -11,15 +11,18 @@ from dataclasses import replace
 from typing import Callable
 
 from gputwin.tensor.shape import View
-from gputwin.tensor.spec import Load, Node, Op
+from gputwin.tensor.spec import Gather, Index, Load, Node, Op
 
 MAX_FUSED_OPS = 48  # beyond this an operand is realized first, to keep kernels and compiles small
 MAX_ARGS = 8
 
 
-def loads(node: Node) -> list[Load]:
+def loads(node: Node | None) -> list[Load | Gather]:
+    """Every node that reads an input buffer (Loads and Gathers)."""
     if isinstance(node, Load):
         return [node]
+    if isinstance(node, Gather):
+        return [node] + loads(node.index)
     if isinstance(node, Op):
         return [ld for s in node.srcs for ld in loads(s)]
     return []
@@ -34,21 +37,26 @@ def arg_dtypes(nodes: list[Node], count: int) -> tuple:
     return tuple(out)
 
 
-def map_loads(node: Node, fn: Callable[[Load], Node]) -> Node:
-    if isinstance(node, Load):
-        return fn(node)
+def map_loads(node: Node, fn: Callable[[Node], Node]) -> Node:
+    """node with fn applied to every leaf that has a view or a buffer: Load, Index, Gather (a
+    Gather's index expression is mapped first)."""
     if isinstance(node, Op):
         return Op(node.op, tuple(map_loads(s, fn) for s in node.srcs), node.dtype)
-    return node
+    if isinstance(node, Gather):
+        node = replace(node, index=map_loads(node.index, fn))
+    return fn(node) if isinstance(node, (Load, Index, Gather)) else node
 
 
 def move(node: Node, fn: Callable[[View], View | None]) -> Node | None:
-    """Apply a view transform to every Load, or None when some Load cannot take it."""
+    """Apply a view transform to every Load and Index, or None when some Load cannot take it.
+    A Gather reads a flat element, so only its index expression moves."""
     failed = False
 
-    def one(ld: Load) -> Load:
+    def one(ld):
         nonlocal failed
-        view = None if ld.mask is not None else fn(ld.view)
+        if isinstance(ld, Gather):
+            return ld
+        view = None if getattr(ld, "mask", None) is not None else fn(ld.view)
         if view is None:
             failed = True
             return ld
@@ -64,7 +72,9 @@ def merge(parts: list[tuple[Node, tuple]]) -> tuple[list[Node], tuple]:
     index: dict[int, int] = {}
     out = []
     for expr, bufs in parts:
-        def renum(ld: Load, bufs=bufs) -> Load:
+        def renum(ld, bufs=bufs):
+            if isinstance(ld, Index):
+                return ld
             st = bufs[ld.arg]
             if id(st) not in index:
                 index[id(st)] = len(storages)

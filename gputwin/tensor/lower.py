@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from gputwin.compiler import ir
-from gputwin.tensor.spec import Const, KernelSpec, Load, Node
+from gputwin.tensor import kernel_math as km
+from gputwin.tensor.spec import Const, Gather, Index, KernelSpec, Load, Node
 
 LOCAL_SIZE = 64
 
@@ -38,12 +39,17 @@ class Emitter:
     def __init__(self, k: ir.KernelBuilder, bufs: list, idx: list):
         self.k, self.bufs, self.idx = k, bufs, idx
 
-    def load(self, ld: Load):
-        dt = ir.dtype(ld.dtype)
-        addr = ld.view.offset
-        for i, st in zip(self.idx, ld.view.strides):
+    def address(self, view):
+        """The element offset of the current iteration point in `view` (an int or an int32 value)."""
+        addr = view.offset
+        for i, st in zip(self.idx, view.strides):
             if st and not isinstance(i, int):
                 addr = addr + i * st
+        return addr
+
+    def load(self, ld: Load):
+        dt = ir.dtype(ld.dtype)
+        addr = self.address(ld.view)
         if ld.mask is None:
             return self.bufs[ld.arg][addr]
         valid = None
@@ -69,12 +75,17 @@ class Emitter:
             return self.load(node)
         if isinstance(node, Const):
             return ir.const(node.value, ir.dtype(node.dtype))
+        if isinstance(node, Index):
+            addr, dt = self.address(node.view), ir.dtype(node.dtype)
+            return ir.const(addr, dt) if isinstance(addr, int) else addr.cast(dt)
+        if isinstance(node, Gather):
+            return self.bufs[node.arg][self.emit(node.index)]
         srcs = [self.emit(s) for s in node.srcs]
         if node.op == "cast":
             return srcs[0].cast(ir.dtype(node.dtype))
         if node.op in _COMPOSITE and srcs[0].dtype in (ir.float16, ir.bfloat16):
             # composites compute in float32 and round once, like the transcendental primitives
-            return _OPS[node.op](srcs[0].cast(ir.float32)).cast(srcs[0].dtype)
+            return _OPS[node.op](*(s.cast(ir.float32) for s in srcs)).cast(srcs[0].dtype)
         return _OPS[node.op](*srcs)
 
 
@@ -91,16 +102,27 @@ def _gelu(x):
     return x * _sigmoid(z * 2.0)
 
 
-_COMPOSITE = ("sigmoid", "gelu")
+def _float_or_int(float_fn, int_fn):
+    return lambda a, b: float_fn(a, b) if a.dtype.is_float else int_fn(a, b)
+
+
+_COMPOSITE = ("sigmoid", "gelu", "floor", "ceil", "trunc", "rint", "floordiv", "mod", "fmod")
 _OPS = {
     "neg": lambda x: -x, "abs": abs, "not": lambda x: ~x, "exp": ir.exp, "log": ir.log, "sqrt": ir.sqrt,
     "sin": ir.sin, "cos": ir.cos, "tanh": ir.tanh, "sigmoid": _sigmoid, "gelu": _gelu,
     "relu": lambda x: ir.maximum(x, 0),
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "pow": ir.pow, "max": ir.maximum, "min": ir.minimum,
+    "div": lambda a, b: a / b, "pow": _float_or_int(ir.pow, km.int_power), "max": ir.maximum, "min": ir.minimum,
     "eq": lambda a, b: a.eq(b), "ne": lambda a, b: a.ne(b), "lt": lambda a, b: a < b,
     "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
     "and": lambda a, b: a & b, "or": lambda a, b: a | b, "where": ir.where,
+    "xor": lambda a, b: a ^ b, "shl": km.left_shift, "shr": km.right_shift,
+    "floordiv": _float_or_int(km.floor_divide, lambda a, b: a // b),
+    "mod": _float_or_int(km.remainder, lambda a, b: a % b),
+    "fmod": _float_or_int(km.fmod, km.int_fmod),
+    "floor": km.floor, "ceil": km.ceil, "trunc": km.trunc, "rint": km.rint,
+    "isnan": km.isnan, "isinf": km.isinf, "isfinite": km.isfinite, "sortkey": km.sort_key,
+    "lerp": km.lerp, "lerpfloor": km.lerp_floor,
 }
 
 
@@ -121,7 +143,7 @@ def _nested(k, rshape, body, idx=()):
         _nested(k, rshape, body, idx + (j,))
 
 
-def _reduce(k, spec: KernelSpec, em: Emitter, oidx: list):
+def _reduce(k, spec: KernelSpec, em: Emitter, oidx: list, out=None, gid=None):
     acc_dt = ir.dtype(spec.acc_dtype)
     op = spec.reduce
     if op in ("argmax", "argmin"):
@@ -151,6 +173,8 @@ def _reduce(k, spec: KernelSpec, em: Emitter, oidx: list):
     def body(j):
         em.idx = oidx + j
         acc.set(fn(acc.get(), em.emit(spec.expr).cast(acc_dt)))
+        if spec.scan:  # one work-item per row stores every prefix (numpy's accumulate order)
+            out[gid * math.prod(spec.rshape) + j[0]] = acc.get().cast(ir.dtype(spec.out_dtype))
     _nested(k, spec.rshape, body)
     return acc.get()
 
@@ -164,12 +188,20 @@ def build(spec: KernelSpec) -> ir.Kernel:
     with k.if_(gid < n):
         oidx = multi_index(gid, spec.shape)
         em = Emitter(k, bufs, oidx)
-        value = em.emit(spec.expr) if spec.reduce is None else _reduce(k, spec, em, oidx)
-        ov = spec.out_view
-        addr = gid if ov is None else ov.offset + sum((i * st for i, st in zip(oidx, ov.strides)
-                                                     if st and not isinstance(i, int)), 0)
-        out[addr] = value.cast(ir.dtype(spec.out_dtype))
+        value = em.emit(spec.expr) if spec.reduce is None else _reduce(k, spec, em, oidx, out, gid)
+        if not spec.scan:  # a scan stored every prefix already
+            _store(k, spec, em, oidx, out, gid, value.cast(ir.dtype(spec.out_dtype)))
     return k.build()
+
+
+def _store(k, spec: KernelSpec, em: Emitter, oidx: list, out, gid, value):
+    em.idx = oidx
+    if spec.out_index is None:
+        out[gid if spec.out_view is None else em.address(spec.out_view)] = value
+        return
+    addr = em.emit(spec.out_index)
+    with k.if_(addr >= 0):   # a scatter skips the points its index marks negative
+        out[addr] = value
 
 
 def launch_dims(spec: KernelSpec) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gputwin import device as devmod
-from gputwin.tensor import lower, matmul
+from gputwin.tensor import lower, matmul_kernel
 from gputwin.tensor.spec import KernelSpec
 
 
 def _lowering(spec):
     """The module that turns this kind of spec into a kernel and its launch shape."""
-    return matmul if isinstance(spec, matmul.MatmulSpec) else lower
+    return matmul_kernel if isinstance(spec, matmul_kernel.MatmulSpec) else lower
 
 
 @dataclass
@@ -58,6 +59,16 @@ class DeviceContext:
         self.programs: dict[str, object] = {}
         self.stats = Stats()
         self._pool: dict[int, list] = defaultdict(list)
+        # tensors whose unrealized expressions read storages, by id (a WeakSet would compare Tensors with
+        # their elementwise ==)
+        self.pending: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def flush_readers(self, storage: "Storage", but=()) -> None:
+        """Compute every pending tensor that reads `storage` (except those in `but`: what the write
+        itself reads), before it is written in place."""
+        for t in list(self.pending.values()):
+            if not t.is_view and all(t is not b for b in but) and any(b is storage for b in t._bufs):
+                t.realize()
 
     def __repr__(self) -> str:
         return f"DeviceContext({self.spec})"

@@ -30,6 +30,24 @@ class Load:
 
 
 @dataclass(frozen=True)
+class Index:
+    """The element offset `view` maps the iteration index to, as an integer of `dtype`: a Load without
+    the memory read. Movement ops rewrite its view like a Load's, so it is the position of an element
+    in any arrangement (argsort's indices, nonzero's positions, integer-array indexing's offsets)."""
+    view: View
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Gather:
+    """Element `index` (an integer expression, in elements) of input buffer `arg`: a data-dependent
+    load, for integer-array indexing. The index is checked in bounds before any kernel runs."""
+    arg: int
+    dtype: np.dtype
+    index: "Node"
+
+
+@dataclass(frozen=True)
 class Const:
     value: float | int | bool
     dtype: np.dtype
@@ -42,14 +60,14 @@ class Op:
     dtype: np.dtype
 
 
-Node = Load | Const | Op
+Node = Load | Index | Gather | Const | Op
 
 
 @dataclass(frozen=True)
 class KernelSpec:
     """out[i] = expr(i) over `shape`; with `reduce`, out[i] = reduce_j expr(i ++ j) over `rshape`
     in row-major order of j, accumulated in `acc_dtype`, then cast to `out_dtype`. The output is
-    contiguous from element 0 unless `out_view` says where each point goes."""
+    contiguous from element 0 unless `out_view` or `out_index` says where each point goes."""
     name: str
     shape: tuple[int, ...]
     expr: Node
@@ -59,6 +77,8 @@ class KernelSpec:
     rshape: tuple[int, ...] = ()
     acc_dtype: np.dtype | None = None
     out_view: View | None = None  # where out[i] is stored (cat writes into part of a buffer)
+    out_index: Node | None = None  # or: the flat element it is stored at, skipped when negative (scatter)
+    scan: bool = False  # with `reduce`: store every prefix, out[i ++ j] = reduce of expr(i ++ 0..j)
 
     @property
     def symbol(self) -> str:
@@ -72,4 +92,6 @@ def stable_symbol(spec) -> str:
 
 
 def count_ops(node: Node) -> int:
+    if isinstance(node, Gather):
+        return 1 + count_ops(node.index)
     return 1 + sum(count_ops(s) for s in node.srcs) if isinstance(node, Op) else 0

@@ -13,7 +13,7 @@ import numpy as np
 from gputwin.tensor import dtypes as D
 from gputwin.tensor import lazy
 from gputwin.tensor.runtime import DeviceContext, get_context
-from gputwin.tensor.shape import View, normalize_shape
+from gputwin.tensor.shape import ShapeError, View, normalize_shape
 from gputwin.tensor.spec import KernelSpec, Load, Op
 
 
@@ -35,6 +35,8 @@ class Tensor:
 
     def _init(self, ctx, shape, dtype, expr, bufs):
         self.ctx, self.shape, self.dtype, self._expr, self._bufs = ctx, shape, dtype, expr, bufs
+        if bufs and not self.is_view:
+            ctx.pending[id(self)] = self  # so an in-place write to a storage computes its readers first
 
     @classmethod
     def _make(cls, ctx: DeviceContext, shape, dtype, expr, bufs=()) -> "Tensor":
@@ -55,6 +57,14 @@ class Tensor:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -68,6 +78,25 @@ class Tensor:
             raise ValueError("the truth value of a tensor with more than one element is ambiguous")
         return bool(self.numpy().reshape(()))
 
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if not D.is_int(self.dtype):
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a {self.ndim}-d tensor (numpy's rule: "
+                            "only 0-d tensors take a format spec)")
+        return str(self)
+
     def item(self):
         if self.size != 1:
             raise ValueError(f"item() needs exactly one element, the tensor has {self.size}")
@@ -79,10 +108,10 @@ class Tensor:
         """True when the value is a strided view of one storage (nothing left to compute)."""
         return isinstance(self._expr, Load) and self._expr.mask is None
 
-    def realize(self, contiguous: bool = False) -> "Tensor":
+    def realize(self, contiguous: bool = False, copy: bool = False) -> "Tensor":
         """Run the pending kernel, if any; with contiguous=True also copy a strided view to a
-        fresh row-major buffer."""
-        if self.is_view and not (contiguous and not self._expr.view.is_contiguous):
+        fresh row-major buffer, with copy=True always to a fresh buffer."""
+        if self.is_view and not copy and not (contiguous and not self._expr.view.is_contiguous):
             return self
         out = self.ctx.alloc(self.size * self.dtype.itemsize)
         if self.size:
@@ -111,17 +140,29 @@ class Tensor:
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype)
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from gputwin.tensor import numpy_protocol  # imports every module-level function: late
+        return numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from gputwin.tensor import numpy_protocol
+        return numpy_protocol.array_function(func, types, args, kwargs)
+
     def to(self, device) -> "Tensor":
         ctx = get_context(device)
         return self if ctx is self.ctx else Tensor(self.numpy(), device=ctx)
 
     def astype(self, dtype) -> "Tensor":
-        return ops.cast(self, dtype)
+        return ops.astype(self, dtype)
 
     cast = astype
 
     def contiguous(self) -> "Tensor":
         return Tensor._make(self.ctx, self.shape, self.dtype, self._expr, self._bufs).realize(contiguous=True)
+
+    def copy(self) -> "Tensor":
+        """A tensor with its own storage (numpy's copy: later writes to either do not reach the other)."""
+        return Tensor._make(self.ctx, self.shape, self.dtype, self._expr, self._bufs).realize(copy=True)
 
     # --- elementwise -----------------------------------------------------------------------------
     def __add__(self, o): return ops.binary("add", self, o)
@@ -138,6 +179,18 @@ class Tensor:
     def __rand__(self, o): return ops.binary("and", o, self)
     def __or__(self, o): return ops.binary("or", self, o)
     def __ror__(self, o): return ops.binary("or", o, self)
+    def __xor__(self, o): return ops.binary("xor", self, o)
+    def __rxor__(self, o): return ops.binary("xor", o, self)
+    def __floordiv__(self, o): return ops.binary("floordiv", self, o)
+    def __rfloordiv__(self, o): return ops.binary("floordiv", o, self)
+    def __mod__(self, o): return ops.binary("mod", self, o)
+    def __rmod__(self, o): return ops.binary("mod", o, self)
+    def __divmod__(self, o): return ops.binary("floordiv", self, o), ops.binary("mod", self, o)
+    def __rdivmod__(self, o): return ops.binary("floordiv", o, self), ops.binary("mod", o, self)
+    def __lshift__(self, o): return ops.binary("shl", self, o)
+    def __rlshift__(self, o): return ops.binary("shl", o, self)
+    def __rshift__(self, o): return ops.binary("shr", self, o)
+    def __rrshift__(self, o): return ops.binary("shr", o, self)
     def __lt__(self, o): return ops.binary("lt", self, o)
     def __le__(self, o): return ops.binary("le", self, o)
     def __gt__(self, o): return ops.binary("gt", self, o)
@@ -145,7 +198,40 @@ class Tensor:
     def __eq__(self, o): return ops.binary("eq", self, o)  # noqa: elementwise, as numpy
     def __ne__(self, o): return ops.binary("ne", self, o)
     __hash__ = object.__hash__
+    def __iadd__(self, o): return self._inplace("add", o)
+    def __isub__(self, o): return self._inplace("sub", o)
+    def __imul__(self, o): return self._inplace("mul", o)
+    def __itruediv__(self, o): return self._inplace("div", o)
+    def __ifloordiv__(self, o): return self._inplace("floordiv", o)
+    def __imod__(self, o): return self._inplace("mod", o)
+    def __ipow__(self, o): return self._inplace("pow", o)
+    def __iand__(self, o): return self._inplace("and", o)
+    def __ior__(self, o): return self._inplace("or", o)
+    def __ixor__(self, o): return self._inplace("xor", o)
+    def __ilshift__(self, o): return self._inplace("shl", o)
+    def __irshift__(self, o): return self._inplace("shr", o)
+
+    def _inplace(self, op: str, o) -> "Tensor":
+        """numpy's in-place operators: the result is written into this tensor's storage (views of it
+        see it), cast to its dtype under numpy's same_kind rule; a pending tensor just takes the new
+        expression (nothing can view a storage it does not have yet)."""
+        r = ops.binary(op, self, o)
+        if r.shape != self.shape:
+            raise ShapeError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                             f"broadcast shape {r.shape}")
+        if not np.can_cast(r.dtype, self.dtype, "same_kind"):
+            raise D.DTypeError(f"cannot cast the result of in-place {op} from {r.dtype} to {self.dtype} "
+                               "(numpy's same_kind rule)")
+        r = ops.cast(r, self.dtype)
+        if self.is_view:
+            indexing.setitem(self, Ellipsis, r)
+        else:
+            self._init(self.ctx, self.shape, self.dtype, r._expr, r._bufs)
+        return self
+
     def __neg__(self): return ops.unary("neg", self)
+    def __pos__(self): return ops.value_copy(self)
+    def __round__(self, ndigits=None): return ops.round_(self, ndigits or 0)
     def __abs__(self): return ops.unary("abs", self)
     def __invert__(self): return ops.unary("not", self)
     def __matmul__(self, o): return reduce.matmul(self, o)
@@ -170,6 +256,16 @@ class Tensor:
     def relu(self): return ops.unary("relu", self)
     def gelu(self): return ops.unary("gelu", self)
     def where(self, a, b): return ops.where(self, a, b)
+    def floor(self): return ops.unary("floor", self)
+    def ceil(self): return ops.unary("ceil", self)
+    def trunc(self): return ops.unary("trunc", self)
+    def rint(self): return ops.unary("rint", self)
+    def round(self, decimals=0): return ops.round_(self, decimals)
+    def sign(self): return ops.sign(self)
+    def isnan(self): return ops.unary("isnan", self)
+    def isinf(self): return ops.unary("isinf", self)
+    def isfinite(self): return ops.unary("isfinite", self)
+    def clip(self, lo=None, hi=None): return ops.clip(self, lo, hi)
 
     # --- reductions and matmul -------------------------------------------------------------------
     def sum(self, axis=None, keepdims=False): return reduce.reduce("sum", self, axis, keepdims)
@@ -177,9 +273,18 @@ class Tensor:
     def max(self, axis=None, keepdims=False): return reduce.reduce("max", self, axis, keepdims)
     def min(self, axis=None, keepdims=False): return reduce.reduce("min", self, axis, keepdims)
     def mean(self, axis=None, keepdims=False): return reduce.mean(self, axis, keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False): return reduce.var(self, axis, ddof, keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False): return reduce.var(self, axis, ddof, keepdims).sqrt()
+    def any(self, axis=None, keepdims=False): return reduce.any_all("any", self, axis, keepdims)
+    def all(self, axis=None, keepdims=False): return reduce.any_all("all", self, axis, keepdims)
+    def cumsum(self, axis=None, dtype=None): return reduce.scan("sum", self, axis, dtype)
+    def cumprod(self, axis=None, dtype=None): return reduce.scan("prod", self, axis, dtype)
     def argmax(self, axis=None, keepdims=False): return reduce.argreduce("argmax", self, axis, keepdims)
     def argmin(self, axis=None, keepdims=False): return reduce.argreduce("argmin", self, axis, keepdims)
     def matmul(self, o): return reduce.matmul(self, o)
+    def dot(self, o): return reduce.dot(self, o)
+    def sort(self, axis=-1): return sorting.sort(self, axis)
+    def argsort(self, axis=-1): return sorting.argsort(self, axis)
     def softmax(self, axis=-1): return reduce.softmax(self, axis)
     def log_softmax(self, axis=-1): return reduce.log_softmax(self, axis)
 
@@ -194,10 +299,13 @@ class Tensor:
     def broadcast_to(self, shape): return movement.expand(self, tuple(shape))
     def flip(self, axis=None): return movement.flip(self, axis)
     def pad(self, pad_width, value=0): return movement.pad(self, pad_width, value)
-    def flatten(self): return movement.reshape(self, (-1,))
+    def flatten(self): return ops.value_copy(movement.reshape(self, (-1,)))  # numpy: a copy
+    def ravel(self): return movement.reshape(self, (-1,))                    # numpy: a view when it can
     def squeeze(self, axis=None): return movement.squeeze(self, axis)
     def unsqueeze(self, axis): return movement.unsqueeze(self, axis)
-    def __getitem__(self, key): return movement.getitem(self, key)
+    def __getitem__(self, key): return indexing.getitem(self, key)
+    def __setitem__(self, key, value): indexing.setitem(self, key, value)
+    def nonzero(self): return indexing.nonzero(self)
 
 
 def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
@@ -209,7 +317,8 @@ def make_spec(kind: str, shape, expr, dtype, bufs, **kw) -> KernelSpec:
         node = node.srcs[0]
     label = "_".join([kind + ("_" + kw["reduce"] if kw.get("reduce") else "")] + ops_used
                      + ["x".join(map(str, shape)) or "scalar"])
-    return KernelSpec(label, tuple(shape), expr, dtype, lazy.arg_dtypes([expr], len(bufs)), **kw)
+    return KernelSpec(label, tuple(shape), expr, dtype, lazy.arg_dtypes([expr, kw.get("out_index")], len(bufs)),
+                      **kw)
 
 
-from gputwin.tensor import movement, ops, reduce  # noqa: E402  (methods above dispatch to these)
+from gputwin.tensor import indexing, movement, ops, reduce, sorting  # noqa: E402  (methods above dispatch to these)

@@ -1,6 +1,7 @@
 """Compiled kernels through whole emulated stacks via the public device API, against the CPU device bit for
-bit: MOCKAMD (AMD driver -> mock KFD -> RDNA3 emulator, gfx1100 code objects) and MOCKNV sm_90 / sm_80 (NV
-driver -> mock nvidia.ko -> PTX emulator, the compiler's PTX)."""
+bit: MOCKAMD (AMD driver -> mock KFD -> RDNA3 emulator, gfx1100 code objects), MOCKUSBAMD gfx1100 / gfx1201
+(AM driver -> USB driver -> emulated ASM2464 -> emulated board) and MOCKNV sm_90 / sm_80 (NV driver -> mock
+nvidia.ko -> PTX emulator, the compiler's PTX)."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from tests.compiler.helpers import bits, cpu_device, elementwise
 
 
 
-@pytest.fixture(scope="module", params=["MOCKAMD", "MOCKNV:sm_90", "MOCKNV:sm_80"])
+@pytest.fixture(scope="module", params=["MOCKAMD", "MOCKUSBAMD", "MOCKUSBAMD:gfx1201", "MOCKNV:sm_90", "MOCKNV:sm_80"])
 def mockdev(request):
     dev = gputwin.open_device(request.param)
     yield dev

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gputwin.tensor as gt
+from gputwin.tensor import sorting
 from tests.tensor.bitcheck import assert_bits
 from tests.tensor.test_cross_device import I, PROGRAMS, X, Y
 
@@ -36,6 +37,11 @@ ARCH_PROGRAMS = {
         g.sum(keepdims=True), g.max(keepdims=True), (g * 0.999).prod(keepdims=True),
         (g[:2048].reshape(2, 1024) @ g[:1024].reshape(1024, 1)).reshape(-1)]),
     "long_elementwise": lambda f, l, u, g: (g * 3 + 1).exp().reshape(21, 100)[::4, ::-3],
+    "int_numpy_ops": lambda f, l, u, g: ((l // 97) + (l % -1001) + (l >> (l % 70)) + (l ^ 12345)
+                                         + ((u << (u % 10)) ^ (u >> 3)).astype("int64") + u.cumsum(1)
+                                         + l ** (u % 70).astype("int64")),
+    "bitonic": lambda f, l, u, g: (sorting._bitonic_positions(f) * 100 + sorting._bitonic_positions(l)
+                                   + sorting._bitonic_positions(u.T).T),   # the network at a small size
 }
 
 

@@ -32,6 +32,13 @@ PROGRAMS = {
                                       x.argmax(1, keepdims=True).astype("float32"), x.mean(1, keepdims=True)], 1),
     "matmul_softmax": lambda x, y, i: (x[1:] @ y).softmax(-1) + (x[1:] @ y).log_softmax(0),
     "movement": lambda x, y, i: x.pad(((1, 0), (2, 3)), value=2.0)[::2, 1:].T.reshape(-1, 8),
+    "numpy_float": lambda x, y, i: (x // 1.7 + (x % -2.5) * x.floor() - x.ceil() + x.rint().clip(-3, 3)
+                                    + x.round(1) + x.isnan() + x.sign() + gt.fmod(x, 1.3)),
+    "numpy_int": lambda x, y, i: ((i // 7) + (i % -13) + (i ^ 0x55) + (i << (i % 40)) + (i >> (i % 35))
+                                  + gt.fmod(i, -9) * i.sign()),
+    "numpy_scan_sort": lambda x, y, i: gt.cat([x.cumsum(1), x.sort(1), x.argsort(0).astype("float32"),
+                                               x[[5, 0, 2]].var(0, keepdims=True)]),
+    "numpy_mask": lambda x, y, i: gt.cat([x[x > 1], gt.linspace(-1, 1, 7, device=x.ctx), x.std(1)]),
 }
 
 

@@ -1,4 +1,4 @@
-"""The tiled matmul kernel (gputwin/tensor/matmul.py) on the device under test: bits equal to the
+"""The tiled matmul kernel (gputwin/tensor/matmul_kernel.py) on the device under test: bits equal to the
 sequential k-order rule of docs/tensor.md for every block shape, ragged tile edges, batch broadcasting,
 every dtype `@` takes, special values, the two-stage split, empty operands, and shapes whose M*N*K
 product space is past 2**31 (once a ShapeError)."""
@@ -10,7 +10,7 @@ import pytest
 
 from gputwin.compiler import compile_kernel
 from gputwin.tensor import ShapeError, Tensor, full, get_context
-from gputwin.tensor import matmul as M
+from gputwin.tensor import matmul_kernel as M
 from tests.tensor.bitcheck import assert_bits
 
 

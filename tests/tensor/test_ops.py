@@ -198,11 +198,11 @@ def test_elementwise_chain_is_one_kernel(tdev):
 
 @pytest.mark.parametrize("make, error, words", [
     (lambda t, u: t + Tensor(np.zeros(5, np.float32), device=t.ctx), ShapeError, "cannot be broadcast"),
-    (lambda t, u: Tensor(np.ones(3, np.int32), device=t.ctx) ** Tensor(np.ones(3, np.int32), device=t.ctx),
-     DTypeError, "pow of int32 tensors is not supported"),
+    (lambda t, u: Tensor(np.ones(3, np.int32), device=t.ctx) ** -1,
+     ValueError, "Integers to negative integer powers are not allowed"),
     (lambda t, u: u - u, DTypeError, "sub of bool tensors is not supported"),
     (lambda t, u: -u, DTypeError, "negating a bool tensor is not supported"),
-    (lambda t, u: t & t, DTypeError, "& and | need bool or integer tensors, got float32"),
+    (lambda t, u: t & t, DTypeError, "& needs bool or integer tensors, got float32"),
     (lambda t, u: t + 1j, DTypeError, "unsupported dtype complex128"),
     (lambda t, u: Tensor(np.zeros(3, np.uint8), device=t.ctx) + 256, OverflowError, "256 out of bounds for uint8"),
 ], ids=["shape-mismatch", "int-pow", "bool-sub", "bool-neg", "float-and", "complex", "uint8-overflow"])

@@ -115,12 +115,12 @@ def _sext(a, bits):
 
 
 def add_i32(a, b):
-    d = a + b
+    d = np.add(a, b)   # the ufunc wraps silently on numpy scalars too (scalar `+` warns on overflow)
     return d, ((~(a ^ b)) & (a ^ d)) >> U32(31) != 0
 
 
 def _sub_i32(a, b):
-    d = a - b
+    d = np.subtract(a, b)
     return d, ((a ^ b) & (a ^ d)) >> U32(31) != 0
 
 

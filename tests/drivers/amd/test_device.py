@@ -262,9 +262,10 @@ def test_memory_fault_names_the_address_and_a_fresh_device_works(hsaco):
     assert out.tobytes() == want.tobytes()
 
 
-def test_kernel_that_never_ends_is_a_hang(monkeypatch, hsaco):
+@pytest.mark.parametrize("spec", ["MOCKAMD", "MOCKUSBAMD"])
+def test_kernel_that_never_ends_is_a_hang(monkeypatch, hsaco, spec):
     monkeypatch.setenv("GPUTWIN_WATCHDOG_S", "0.5")
-    dev = gputwin.open_device("MOCKAMD")
+    dev = gputwin.open_device(spec)
     flag = dev.alloc(4)
     dev.copyin(flag, np.zeros(1, np.uint32))
     t0 = time.monotonic()
@@ -274,7 +275,7 @@ def test_kernel_that_never_ends_is_a_hang(monkeypatch, hsaco):
     assert time.monotonic() - t0 < 10
     dev.close()
     monkeypatch.delenv("GPUTWIN_WATCHDOG_S")   # the default again: the next check must not race a short watchdog
-    out, want = run_saxpy(gputwin.open_device("MOCKAMD"), hsaco["v5"])
+    out, want = run_saxpy(gputwin.open_device(spec), hsaco["v5"])
     assert out.tobytes() == want.tobytes()
 
 

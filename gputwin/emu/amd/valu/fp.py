@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin import deferred
 from gputwin.emu.exact import round_to_odd, two_sum
 from gputwin.errors import IllegalInstruction
 
@@ -47,13 +48,8 @@ class Fmt:
         return self.name
 
 
-def _bfloat16():
-    import ml_dtypes
-    return ml_dtypes.bfloat16
-
-
 F16 = Fmt("f16", 16, np.uint16, np.float16, 5, 10)
-BF16 = Fmt("bf16", 16, np.uint16, _bfloat16, 8, 7)
+BF16 = Fmt("bf16", 16, np.uint16, lambda: deferred.ml_dtypes().bfloat16, 8, 7)
 F32 = Fmt("f32", 32, np.uint32, np.float32, 8, 23)
 F64 = Fmt("f64", 64, np.uint64, np.float64, 11, 52)
 FMTS = {f.name: f for f in (F16, BF16, F32, F64)}
