@@ -12,6 +12,7 @@ import pytest
 import gputwin
 from gputwin.device import emulated_gpu
 from gputwin.errors import SanitizerError
+from tests.emu.sanitizer.test_planted_bugs import _filled, store_then_load
 
 PTX = (pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "nv" / "sanitize" / "sanitize.ptx").read_text()
 
@@ -21,12 +22,6 @@ def spec(request, monkeypatch):
     monkeypatch.setenv("GPUTWIN_SANITIZE", "all")
     monkeypatch.delenv("GPUTWIN_SANITIZE_REPORT", raising=False)
     return request.param
-
-
-def _filled(dev, n):
-    b = dev.alloc(4 * n)
-    dev.copyin(b, np.arange(n, dtype=np.uint32))
-    return b
 
 
 def _run(spec, name, make_args, block, grid=(1, 1, 1), lds=0):
@@ -96,17 +91,7 @@ def test_read_of_memory_nothing_wrote(spec):
 
 
 def test_a_kernel_store_initialises_what_a_later_kernel_reads(spec):
-    dev = gputwin.open_device(spec)
-    try:
-        mid, out = dev.alloc(256), dev.alloc(256)
-        dev.load(PTX, "shift_write")(mid, _filled(dev, 64), 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
-        dev.load(PTX, "shift_read")(out, mid, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
-        dev.synchronize()
-        got = np.zeros(64, np.uint32)
-        dev.copyout(got, out)
-        assert (got == np.arange(64)).all()
-    finally:
-        dev.close()
+    assert (store_then_load(spec, PTX) == np.arange(64)).all()
 
 
 # --- racecheck -------------------------------------------------------------------------------------
