@@ -31,7 +31,7 @@ class Finding:
     @property
     def key(self) -> tuple:
         """Findings with the same key are one report (repeats are counted)."""
-        return self.checker, self.what, self.pc
+        return self.checker, self.what, self.pc if self.pc is not None else self.source_line
 
     def line(self) -> str:
         where = []

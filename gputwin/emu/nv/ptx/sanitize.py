@@ -55,7 +55,7 @@ class SanitizedBatch(Batch):
     def finding(self, ins, checker: str, what: str, thread: int, **facts) -> Finding:
         """A Finding at batch thread `thread`: its warp and thread in the block, the block, the statement."""
         cta, t = divmod(int(thread), self.tpc_padded)
-        return Finding(checker, what, pc=ins.line, instruction=ins.text, source_line=ins.line, wave=t // 32,
+        return Finding(checker, what, instruction=ins.text, source_line=ins.line, wave=t // 32,
                        lane=t, workgroup=self.sanitizer.workgroup(int(self.ctas[cta])), terms=TERMS, **facts)
 
     def _shared_bounds(self, ins, addrs, idx, nbytes, kind) -> None:
