@@ -1,9 +1,11 @@
-"""What the sanitizers cost: one figure per line (python bench/bench_sanitize.py [DEV], default MOCKAMD;
-MOCKUSBAMD measures the AM driver over the emulated USB bridge).
+"""What the sanitizers cost: one figure per line (python bench/bench_sanitize.py [DEV]: every workload on its
+default device, or the workloads of DEV's vendor on DEV, e.g. MOCKUSBAMD for the AM driver over the emulated
+USB bridge).
 
-The same dispatches through the whole stack (driver buffers filled with copyin, so initcheck
-tracks them) with GPUTWIN_SANITIZE off, `memcheck` and `all`: a 1M-element f32 add, a naive 128x128 f32
-matmul, an LDS tree reduction of 256K items (barriers: racecheck and synccheck at work). Best of 5 runs
+The same dispatches through the whole MOCKAMD and MOCKNV stacks (driver buffers filled with copyin, so
+initcheck tracks them) with GPUTWIN_SANITIZE off, `memcheck` and `all`: MOCKAMD a 1M-element f32 add, a
+naive 128x128 f32 matmul, an LDS tree reduction of 256K items (barriers: racecheck and synccheck at work);
+MOCKNV (PTX) a 1M-element saxpy, the naive 128x128 matmul, a shared-memory reduction of 256K items. Best of 5 runs
 after a warm-up each, in CPU time of this process (the emulator runs on one core; on a shared machine
 wall time mostly measures the neighbours); the ratios are against off (goal: memcheck within 2x, all
 within 4x).
@@ -20,6 +22,7 @@ import numpy as np
 import gputwin
 
 FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "amd" / "cl"
+PTX = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "nv" / "sm_90"
 MODES = ("off", "memcheck", "all")
 
 
@@ -50,6 +53,31 @@ def _reduce(dev, n=1 << 18):
     return lambda: k(p, x, grid=(n // 256, 1, 1), block=(256, 1, 1))
 
 
+def _nv_saxpy(dev, n=1 << 20):
+    k = dev.load((PTX / "elementwise.ptx").read_text(), "saxpy")
+    y, x = (_filled(dev, np.random.rand(n).astype(np.float32)) for _ in range(2))
+    return lambda: k(y, x, np.float32(2.0), n, grid=(n // 256, 1, 1), block=(256, 1, 1))
+
+
+def _nv_matmul(dev, n=128):
+    k = dev.load((PTX / "matmul.ptx").read_text(), "matmul_naive")
+    a, b = (_filled(dev, np.random.rand(n, n).astype(np.float32)) for _ in range(2))
+    c = _filled(dev, np.zeros((n, n), np.float32))
+    return lambda: k(a, b, c, n, grid=(n // 16, n // 16, 1), block=(16, 16, 1))
+
+
+def _nv_reduce(dev, n=1 << 18):
+    k = dev.load((PTX / "reduce.ptx").read_text(), "reduce_shared")
+    x = _filled(dev, np.random.rand(n).astype(np.float32))
+    out = _filled(dev, np.zeros(n // 256, np.float32))
+    return lambda: k(x, out, n, grid=(n // 256, 1, 1), block=(256, 1, 1))
+
+
+WORKLOADS = (("MOCKAMD", "add 1M f32", _add), ("MOCKAMD", "matmul 128 naive", _matmul),
+             ("MOCKAMD", "lds reduce 256K", _reduce), ("MOCKNV", "saxpy 1M f32", _nv_saxpy),
+             ("MOCKNV", "matmul 128 naive", _nv_matmul), ("MOCKNV", "shared reduce 256K", _nv_reduce))
+
+
 def _time(dev, launch, repeat=5) -> float:
     launch()
     dev.synchronize()                    # warm: decode and handler build are not what is measured
@@ -62,18 +90,20 @@ def _time(dev, launch, repeat=5) -> float:
     return best
 
 
-def main(spec: str = "MOCKAMD"):
+def main(spec: str | None = None):
     saved = os.environ.get("GPUTWIN_SANITIZE")
     try:
-        for label, make in (("add 1M f32", _add), ("matmul 128 naive", _matmul), ("lds reduce 256K", _reduce)):
-            times = {}
+        for default, name, make in WORKLOADS:
+            if spec is not None and ("NV" in spec.upper()) != (default == "MOCKNV"):
+                continue
+            times, label = {}, f"{spec or default} {name}"
             for mode in MODES:
                 os.environ["GPUTWIN_SANITIZE"] = "" if mode == "off" else mode
-                with gputwin.open_device(spec) as dev:
+                with gputwin.open_device(spec or default) as dev:
                     times[mode] = _time(dev, make(dev))
-                print(f"{spec} {label}, sanitize {mode}: {times[mode] * 1e3:.1f} ms")
+                print(f"{label}, sanitize {mode}: {times[mode] * 1e3:.1f} ms")
             for mode in MODES[1:]:
-                print(f"{spec} {label}, sanitize {mode} / off: {times[mode] / times['off']:.2f}x")
+                print(f"{label}, sanitize {mode} / off: {times[mode] / times['off']:.2f}x")
     finally:
         if saved is None:
             os.environ.pop("GPUTWIN_SANITIZE", None)

@@ -109,6 +109,11 @@ del _before_opcodes
 # `bytes` of group segment (static + dynamic LDS), which COMPUTE_PGM_RSRC2.LDS_SIZE only has in 512-byte
 # granules. gputwin's emulated CP hands it to its sanitizers (docs/sanitizers.md).
 GPUTWIN_NOP_GROUP_SEGMENT = 0x47545347   # "GSTG" little-endian
+# [GPUTWIN_NOP_HOST_OBSERVED, address lo, address hi, value lo, value hi]: the host saw the 64-bit signal at
+# `address` at `value` or more before it submitted what follows (the driver adds it under the sanitizers;
+# racecheck across queues orders the queue after the write that reached it). The SDMA engine's NOP carries
+# the same payload (its count field says how many dwords the engine skips).
+GPUTWIN_NOP_HOST_OBSERVED = 0x4F485447   # "GTHO" little-endian
 
 # register windows: SET_*_REG offsets count dwords from these starts
 PACKET3_SET_CONFIG_REG_START, PACKET3_SET_CONFIG_REG_END = 0x00002000, 0x00002C00

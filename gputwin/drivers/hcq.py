@@ -119,6 +119,11 @@ class HWQueue:
     def submit(self, device: HCQDevice) -> HWQueue:
         raise NotImplementedError
 
+    def announce_observed(self, signal: TimelineSignal, value: int) -> HWQueue:
+        """Put a marker first that tells gputwin's emulated engines the host saw `signal` at `value` or more
+        (racecheck across queues; only a device with `announces_host_waits` asks for it)."""
+        raise NotImplementedError
+
 
 class HWComputeQueue(HWQueue):
     def exec(self, program: Program, kernargs_va: int, grid: tuple[int, int, int],
@@ -178,8 +183,11 @@ class HCQDevice:
     name: str = "HCQ"
     arch: str = ""
     staging_size = 2 << 20      # bytes per staging half; copies larger than this are chunked
+    announces_host_waits = False   # the sanitizers' racecheck is on: submissions say what the host saw
 
     def __init__(self):
+        self._observed = 0          # the highest timeline value the host has waited for
+        self._announced: dict[type, int] = {}   # per kind of queue, the value its marker last said
         self._lost: BaseException | None = None
         self._closed = False
         self.timeline_signal = self._new_signal()
@@ -252,6 +260,7 @@ class HCQDevice:
         except Exception as e:
             self._lost = e
             raise
+        self._observed = max(self._observed, value)   # what the wait guarantees; what it read is timing
 
     def synchronize(self) -> None:
         self._wait_value(self.timeline_value - 1)
@@ -271,6 +280,10 @@ class HCQDevice:
     def _submit(self, queue: HWQueue) -> None:
         """Hand a built queue to the hardware. A failure here leaves a timeline value that will never be
         signalled, so the device is lost."""
+        kind = type(queue)
+        if self.announces_host_waits and self._announced.get(kind, 0) < self._observed:
+            queue.announce_observed(self.timeline_signal, self._observed)
+            self._announced[kind] = self._observed
         try:
             queue.submit(self)
         except Exception as e:

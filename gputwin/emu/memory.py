@@ -27,6 +27,7 @@ class Region:
     name: str = ""
     extent: int | None = None          # bytes the allocation asked for (the rest is page padding); None: all
     shadow: np.ndarray | None = None   # initcheck: bool per byte, True once written; None: not tracked
+    queue_shadow: dict | None = None   # racecheck across queues: op ids per byte (sanitizer/queues.py)
 
     @property
     def end(self) -> int:
@@ -48,6 +49,7 @@ class AddressSpace:
         self.name = name
         self._bases: list[int] = []
         self._regions: list[Region] = []
+        self.queue_races = None    # racecheck across queues (sanitizer.queues.QueueRaces), set by the GPU
 
     # --- mapping -------------------------------------------------------------------------------
     def map(self, va: int, size: int, backing=None, *, writable: bool = True, name: str = "",

@@ -10,6 +10,8 @@ from gputwin.abi.nv_methods import USERD_SIZE
 from gputwin.emu.nv.compute import ComputeEngine
 from gputwin.emu.nv.copy import CopyEngine
 from gputwin.mock.kfd_state import PAGE, SharedMemory
+
+HUGE_PAGE = 2 << 20
 from gputwin.mock.nv_objects import Memory, RmObject, RmStatus, expect_parent, page_up
 
 USERMODE = (c.TURING_USERMODE_A, c.AMPERE_USERMODE_A, c.HOPPER_USERMODE_A)
@@ -19,6 +21,7 @@ class ChannelState:
     def __init__(self, emu_channel, error_notifier: RmObject | None, group: RmObject, userd: RmObject):
         self.emu, self.error_notifier, self.group, self.userd = emu_channel, error_notifier, group, userd
         self.fault: tuple[int, int, str] | None = None        # (address, fault type, text) of an MMU fault
+        self.error: BaseException | None = None               # what stopped the channel (sanitizer reports)
 
 
 def _params(rm, p: r.NVOS21_PARAMETERS, struct, what: str):
@@ -150,12 +153,15 @@ def _engine(kind):
 def _local_memory(rm, cl, obj, a: c.NV_MEMORY_ALLOCATION_PARAMS, what):
     if a.size == 0:
         raise RmStatus(r.NV_ERR_INVALID_ARGUMENT, f"{what}: size 0")
-    size = page_up(a.size)
+    # RM rounds the size to the page size the attributes ask for (2 MiB for huge pages); the size asked
+    # for is kept: memcheck bounds accesses by it (docs/sanitizers.md)
+    huge = c.NVOS32_ATTR_PAGE_SIZE.get(a.attr) == c.NVOS32_ATTR_PAGE_SIZE_HUGE
+    size = -(-a.size // HUGE_PAGE) * HUGE_PAGE if huge else page_up(a.size)
     used = sum(o.data.size for o in _all(rm) if o.class_id == c.NV01_MEMORY_LOCAL_USER and o.gpu is obj.gpu)
     if used + size > obj.gpu.emu.profile.vram_bytes:
         raise RmStatus(r.NV_ERR_NO_MEMORY, f"{what}: {size:#x} bytes exceed the free video memory")
     shared = SharedMemory(size, f"nv-vidmem-{obj.handle:#x}")
-    obj.data = Memory(size, shared.addr, shared)
+    obj.data = Memory(size, shared.addr, shared, asked=a.size)
 
 
 def _all(rm):
@@ -254,7 +260,7 @@ def channel_error(rm, obj: RmObject, event) -> None:
         code = c.ROBUST_CHANNEL_PBDMA_ERROR
     else:
         code = c.ROBUST_CHANNEL_GR_EXCEPTION
-    state.error_text = f"{type(err).__name__}: {err}"
+    state.error, state.error_text = err, f"{type(err).__name__}: {err}"
     if state.error_notifier is not None:
         note = c.NvNotification(info32=code, status=c.NV_NOTIFICATION_STATUS_ERROR)
         ns = obj.gpu.emu.timestamp_ns()

@@ -8,6 +8,8 @@ import ctypes
 from gputwin.abi import nv_classes as c
 from gputwin.abi import nv_ctrl as k
 from gputwin.abi import nv_rm as r
+from gputwin.abi import nv_sanitizer_report as sr
+from gputwin.errors import SanitizerError
 from gputwin.mock.nv_objects import RmStatus
 
 _CLIENT = (c.NV01_ROOT_CLIENT,)
@@ -105,6 +107,15 @@ def _mmu_fault_info(rm, obj, p: k.NV906F_CTRL_GET_MMU_FAULT_INFO_PARAMS):
     p.addrHi, p.addrLo, p.faultType, p.faultString = address >> 32, address & 0xFFFFFFFF, kind, text.encode()[:31]
 
 
+def _sanitizer_report(rm, obj, p: sr.GPUTWIN_SANITIZER_REPORT_PARAMS):
+    err = obj.data.error
+    if not isinstance(err, SanitizerError):
+        raise RmStatus(r.NV_ERR_INVALID_STATE, "GPUTWIN_GET_SANITIZER_REPORT: the channel had no sanitizer finding")
+    p.valid, p.write, p.address, p.line = 1, int(bool(err.write)), err.address or 0, err.line or 0
+    p.kernel, p.instruction = (err.kernel or "").encode()[:127], (err.instruction or "").encode()[:95]
+    p.message = err.reason.encode()[:sr.MESSAGE_BYTES - 1]
+
+
 _CONTROLS = {   # cmd -> (params struct, object classes it is valid on, handler)
     k.NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS: (k.NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS, _CLIENT, _attached_ids),
     k.NV0000_CTRL_CMD_GPU_GET_PROBED_IDS: (k.NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS, _CLIENT, _probed_ids),
@@ -118,6 +129,8 @@ _CONTROLS = {   # cmd -> (params struct, object classes it is valid on, handler)
     k.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN: (k.NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS, _CHANNEL,
                                                      _work_submit_token),
     k.NV906F_CTRL_CMD_GET_MMU_FAULT_INFO: (k.NV906F_CTRL_GET_MMU_FAULT_INFO_PARAMS, _CHANNEL, _mmu_fault_info),
+    sr.NV906F_CTRL_CMD_GPUTWIN_GET_SANITIZER_REPORT: (sr.GPUTWIN_SANITIZER_REPORT_PARAMS, _CHANNEL,
+                                                      _sanitizer_report),
 }
 
 

@@ -48,6 +48,25 @@ class Memory:
     host_addr: int
     shared: SharedMemory | None = None
     gpu_maps: list = field(default_factory=list)      # (NVGPU, va) mapped through UVM
+    asked: int | None = None       # VRAM: the bytes the allocation asked for (size is rounded to pages)
+    cpu_mapped: bool = False       # VRAM the CPU mapped (NV_ESC_RM_MAP_MEMORY): its contents are the host's
+
+    def extent(self, offset: int, length: int) -> int | None:
+        """Of a GPU mapping of [offset, offset+length), the bytes the allocation asked for (memcheck)."""
+        return None if self.asked is None else max(0, min(length, self.asked - offset))
+
+    @property
+    def undefined(self) -> bool:
+        """Are its contents undefined until written (VRAM no CPU maps: initcheck tracks it)?"""
+        return self.shared is not None and not self.cpu_mapped
+
+    def cpu_map(self) -> None:
+        """The CPU maps it: the host may write it directly, so initcheck stops tracking it."""
+        self.cpu_mapped = True
+        for gpu, va in self.gpu_maps:
+            r = gpu.mem.find(va)
+            if r is not None:
+                r.shadow = None
 
     def view(self, offset: int, size: int) -> np.ndarray:
         return host_bytes(self.host_addr + offset, size)

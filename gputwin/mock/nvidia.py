@@ -265,6 +265,8 @@ def _rm_map_memory(rm: MockRM, f, w: r.nv_ioctl_nvos33_parameters_with_fd, arg) 
         if target is None or not isinstance(target.device, NvidiaFile) or target.state.gpu is not obj.gpu:
             raise RmStatus(r.NV_ERR_INVALID_ARGUMENT, f"{what}: fd {w.fd} is not an open /dev/nvidia{obj.gpu.index}")
         target.state.mmap_context = (obj, p.offset, p.length)
+        if obj.class_id == c.NV01_MEMORY_LOCAL_USER:
+            obj.data.cpu_map()
         p.pLinearAddress = 0x1000 * (obj.handle & 0xFFFFF) + p.offset or 0x1000   # a cookie, as RM returns
     _status(p, map_memory)
 

@@ -150,7 +150,8 @@ class MockUVM(MockDevice):
                 raise RmStatus(r.NV_ERR_UVM_ADDRESS_IN_USE, f"{name}: {p.base:#x} is already mapped on that GPU")
             targets.append((g, attr.gpuMappingType != u.UvmGpuMappingTypeReadOnly))
         for g, writable in targets:
-            g.emu.mem.map(p.base, p.length, mem.host_addr + p.offset, writable=writable, name=f"rm {p.hMemory:#x}")
+            g.emu.mem.map(p.base, p.length, mem.host_addr + p.offset, writable=writable, name=f"rm {p.hMemory:#x}",
+                          extent=mem.extent(p.offset, p.length), undefined=mem.undefined)
             mem.gpu_maps.append((g.emu, p.base))
             f.maps.append((g, p.base, p.length, mem))
 

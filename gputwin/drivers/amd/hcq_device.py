@@ -11,6 +11,7 @@ from gputwin.abi.kfd_fault_record import NUMERIC_FACTS, gputwin_fault_record
 from gputwin.abi.printf import HEADER_BYTES, PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program
+from gputwin.emu.sanitizer import config as sanitizer_config
 from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError, SanitizerError
 
 GFX12_MAX_GRID_YZ = 1 << 16   # gfx12 hands workgroup ids Y and Z to the kernel in TTMP7[15:0]/[31:16] (AMDGPUUsage)
@@ -53,6 +54,7 @@ class AMDHCQDevice(HCQDevice):
         self._entries: dict[int, str] = {}   # code address of every loaded kernel -> its name (for faults)
         self._scratch: tuple[int, int, Buffer] | None = None   # (bytes per lane, TMPRING_SIZE, buffer)
         self.dispatch_id = 0
+        self.announces_host_waits = "racecheck" in sanitizer_config.checkers()   # for emulated queues
         super().__init__()
 
     def _apertures(self) -> tuple[int, int]:

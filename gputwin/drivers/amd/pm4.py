@@ -96,6 +96,13 @@ class AMDComputeQueue(HWComputeQueue):
     def exec(self, program, kernargs_va: int, grid, block, lds: int = 0) -> AMDComputeQueue:
         return self.dispatch(**program.dispatch_args(kernargs_va, grid, block, lds))
 
+    def announce_observed(self, signal, value: int) -> AMDComputeQueue:
+        """A NOP the CP skips (gputwin.abi.amd_pm4.GPUTWIN_NOP_HOST_OBSERVED), first in the queue."""
+        marker = AMDComputeQueue().pkt3(pm4.PACKET3_NOP, pm4.GPUTWIN_NOP_HOST_OBSERVED, signal.va & 0xFFFFFFFF,
+                                        signal.va >> 32, value & 0xFFFFFFFF, value >> 32).cmds
+        self.cmds[:0] = marker
+        return self
+
     def submit(self, device) -> AMDComputeQueue:
         device.compute_ring.push(self.cmds)
         return self

@@ -49,6 +49,13 @@ class AMDCopyQueue(HWCopyQueue):
         return self.q(sdma.SDMA_PKT_HEADER(sdma.SDMA_OP_FENCE) | sdma.SDMA_PKT_FENCE_HEADER_mtype(3),
                       address & 0xFFFFFFFC, address >> 32, value)
 
+    def announce_observed(self, signal: TimelineSignal, value: int) -> AMDCopyQueue:
+        """An SDMA NOP whose count covers the marker's five dwords (the engine skips them), first."""
+        self.cmds[:0] = [sdma.SDMA_PKT_HEADER(sdma.SDMA_OP_NOP) | sdma.SDMA_PKT_NOP_HEADER_count(5),
+                         pm4.GPUTWIN_NOP_HOST_OBSERVED, signal.va & 0xFFFFFFFF, signal.va >> 32,
+                         value & 0xFFFFFFFF, value >> 32]
+        return self
+
     def submit(self, device) -> AMDCopyQueue:
         device.copy_ring.push(self.cmds)
         return self

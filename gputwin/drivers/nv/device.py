@@ -18,6 +18,7 @@ from gputwin.abi import nv_ctrl as k
 from gputwin.abi import nv_methods as m
 from gputwin.abi import nv_qmd as q
 from gputwin.abi import nv_rm as r
+from gputwin.abi import nv_sanitizer_report as sr
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program, SlotRing, TimelineSignal, round_up, watchdog_s
 from gputwin.drivers.kernel import MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ, PROT_WRITE, Kernel
 from gputwin.abi.cubin import CubinKernel, read_cubin
@@ -26,7 +27,7 @@ from gputwin.drivers.nv.channel import GPFIFO_ENTRIES, PUSHBUF_BYTES, Channel
 from gputwin.drivers.nv.qmd import launch_qmd
 from gputwin.drivers.nv.queues import NVComputeQueue, NVCopyQueue, inc
 from gputwin.drivers.nv.rm import RM, UVM
-from gputwin.errors import GpuFault, GpuHang, MemoryFault
+from gputwin.errors import GpuFault, GpuHang, MemoryFault, SanitizerError
 
 PAGE = 4096
 LAUNCH_POOL = 1 << 20
@@ -188,9 +189,9 @@ class NVDevice(HCQDevice):
             if host:
                 cpu = self.kernel.mmap(0, size_pages, PROT_READ | PROT_WRITE, MAP_PRIVATE)
                 memory = self.rm.alloc_os_descriptor(self.dev_file, self.device, cpu.addr, size_pages)
-            else:
+            else:   # the exact size: RM rounds it to huge pages itself, and knows what was asked for
                 memory = self.rm.alloc(self.device, c.NV01_MEMORY_LOCAL_USER, c.NV_MEMORY_ALLOCATION_PARAMS(
-                    owner=self.rm.client, type=c.NVOS32_TYPE_IMAGE, size=size_pages, alignment=2 << 20,
+                    owner=self.rm.client, type=c.NVOS32_TYPE_IMAGE, size=size, alignment=2 << 20,
                     flags=c.NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | c.NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED
                     | c.NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT | c.NVOS32_ALLOC_FLAGS_PERSISTENT_VIDMEM,
                     attr=c.NVOS32_ATTR_PAGE_SIZE(c.NVOS32_ATTR_PAGE_SIZE_HUGE)
@@ -249,7 +250,25 @@ class NVDevice(HCQDevice):
             raise MemoryFault(f"{self.name}: GPU MMU fault (RC {code})", address=0)
         if code == c.ROBUST_CHANNEL_PREEMPTIVE_REMOVAL:
             raise GpuHang(f"{self.name}: the channel group was removed after a hang (RC {code})")
+        if code == c.ROBUST_CHANNEL_GR_EXCEPTION:
+            self._raise_sanitizer_report()
         raise GpuFault(f"{self.name}: channel error, robust-channel code {code}", kind=f"rc{code}")
+
+    def _raise_sanitizer_report(self) -> None:
+        """The emulated GPU's checkers stopped the compute channel: raise their findings (gputwin's mock RM
+        only, gputwin.abi.nv_sanitizer_report; a real RM refuses the control and this returns)."""
+        try:
+            rep = self.rm.control(self.compute_channel.handle, sr.NV906F_CTRL_CMD_GPUTWIN_GET_SANITIZER_REPORT,
+                                  sr.GPUTWIN_SANITIZER_REPORT_PARAMS())
+        except r.RmError:
+            return
+        message = rep.message.decode(errors="replace")
+        lines = message.splitlines()
+        findings = [x.strip() for x in lines[1:]] if len(lines) > 1 else lines
+        raise SanitizerError(f"{self.name}: {message}", findings=findings, address=rep.address or None,
+                             write=bool(rep.write), line=rep.line or None, queue=self.compute_channel.name,
+                             kernel=rep.kernel.decode(errors="replace") or None,
+                             instruction=rep.instruction.decode(errors="replace") or None)
 
     # --- programs ------------------------------------------------------------------------------------------
     def load(self, image, name: str) -> NVProgram:

@@ -13,6 +13,7 @@ from gputwin.abi import amd_regs as regs
 from gputwin.emu.amd.cp_dispatch import build_dispatch
 from gputwin.emu.amd.gpu import Queue
 from gputwin.emu.amd.memops import COMPARE
+from gputwin.emu.sanitizer.queues import host_observed, released, waited
 from gputwin.errors import PacketError
 
 SH_WINDOW = pm4.PACKET3_SET_SH_REG_END - pm4.PACKET3_SET_SH_REG_START
@@ -110,6 +111,7 @@ class ComputeQueue(Queue):
     def _nop(self, p):
         if len(p) == 2 and p[0] == pm4.GPUTWIN_NOP_GROUP_SEGMENT:
             self.group_segment = p[1]
+        host_observed(self, p)
         return True
 
     def _set_reg(self, file: np.ndarray, what: str, p):
@@ -139,7 +141,14 @@ class ComputeQueue(Queue):
         if dispatch is not None:
             from gputwin.emu.amd.dispatch import run_dispatch
             self.gpu.stats.dispatches += 1
-            counters = run_dispatch(self.gpu.mem, dispatch, arch=self.gpu.arch)
+            races = self.gpu.mem.queue_races
+            if races is not None:
+                races.begin(self.name, f"the kernel at {dispatch.code_address:#x}")
+            try:
+                counters = run_dispatch(self.gpu.mem, dispatch, arch=self.gpu.arch)
+            finally:
+                if races is not None:
+                    races.end()
             stats = self.gpu.stats
             stats.wave_insts += counters.wave_insts
             stats.lane_ops += counters.lane_ops
@@ -162,8 +171,10 @@ class ComputeQueue(Queue):
         mem = self.gpu.mem
         if data_sel == pm4.DATA_SEL_LOW_32:
             mem.write_u32(addr & ~3, p[4])
+            released(self, addr & ~3, p[4], 4)
         elif data_sel == pm4.DATA_SEL_64:
             mem.write_u64(addr & ~7, p[4] | p[5] << 32)
+            released(self, addr & ~7, p[4] | p[5] << 32, 8)
         elif data_sel in (pm4.DATA_SEL_GPU_COUNTER_64, pm4.DATA_SEL_SYSTEM_COUNTER_64):
             mem.write_u64(addr & ~7, self.gpu.gpu_clock())
         elif data_sel != pm4.DATA_SEL_DISCARD:
@@ -186,7 +197,7 @@ class ComputeQueue(Queue):
         func = pm4.WAIT_REG_MEM_FUNCTION.get(p[0])
         if func not in COMPARE:
             raise self._bad(f"WAIT_REG_MEM function {func} is reserved")
-        return COMPARE[func](value & p[4], p[3])
+        return waited(self, (p[1] | p[2] << 32) & ~3, COMPARE[func](value & p[4], p[3]))
 
     def _write_data(self, p):
         if len(p) < 4:
@@ -198,8 +209,11 @@ class ComputeQueue(Queue):
         addr, data = (p[1] | p[2] << 32) & ~3, p[3:]
         if p[0] & pm4.WR_ONE_ADDR:
             self.gpu.mem.write_u32(addr, data[-1])
+            released(self, addr, data[-1], 4)
         else:
             self.gpu.mem.write(addr, np.asarray(data, "<u4"))
+            for i, v in enumerate(data):
+                released(self, addr + 4 * i, v, 4)
         return True
 
     def _copy_data(self, p):

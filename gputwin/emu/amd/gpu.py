@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from gputwin.emu import watchdog
 from gputwin.emu.engine import UnitRunner
 from gputwin.emu.memory import AddressSpace
+from gputwin.emu.sanitizer import config as sanitizer_config
+from gputwin.emu.sanitizer.queues import QueueRaces
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class GPU(UnitRunner):
         self.arch = arch
         self.name = name or arch
         self.mem = AddressSpace(f"{self.name} GPU VM")
+        if "racecheck" in sanitizer_config.checkers():     # across queues: read when the GPU is made
+            self.mem.queue_races = QueueRaces()
         self.queues: list[Queue] = []
         self.listener = None            # callable(GpuEvent) -> None, set by the kernel driver
         self.stats = _Stats()

@@ -13,11 +13,11 @@ import numpy as np
 from gputwin.emu.amd import gfx12, lds, mubuf, vmem
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.wave import compact
-from gputwin.emu.sanitizer import initcheck, memcheck
+from gputwin.emu.sanitizer import checks, memcheck
+from gputwin.emu.sanitizer.checks import ATOMIC, LOAD, STORE, describe
 from gputwin.emu.sanitizer.report import Finding
 
 U64 = np.uint64
-LOAD, STORE, ATOMIC = "read", "write", "atomic"
 
 
 def wrap(inst, handler, arch: str, wave64: bool):
@@ -96,38 +96,12 @@ def _finding(g, site, checker, what, flat_lane, **facts) -> Finding:
                    workgroup=ctx.sanitizer.workgroup(wave // ctx.waves_per_group), **facts)
 
 
-def _describe(kind: str, space: str, nbytes: int) -> str:
-    return f"{'read' if kind == LOAD else 'write' if kind == STORE else 'atomic'} of {nbytes} bytes of {space} memory"
-
-
 # --- the checks -------------------------------------------------------------------------------------
 def _global(g, site, addrs, lanes, nbytes, kind):
     """Global accesses: addrs uint64 of the lanes `lanes` (see _active)."""
-    san, mem = g.ctx.sanitizer, g.ctx.mem
-    if san.on("memcheck"):
-        bad = memcheck.outside_allocations(mem, addrs, nbytes)
-        if bad is not None:
-            i = int(np.argmax(bad))
-            a = int(addrs[i])
-            san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'global', nbytes)}",
-                                _ids(lanes, addrs.size)[i],
-                                address=a, size=nbytes, write=kind != LOAD, lanes=int(bad.sum()),
-                                detail=memcheck.nearest_allocation(mem, a, nbytes)))
-    if san.on("initcheck"):
-        if kind != STORE:
-            bad = initcheck.uninitialised(mem, addrs, nbytes)
-            if bad is not None:
-                i = int(np.argmax(bad))
-                a = int(addrs[i])
-                r = mem.find(a)
-                where = f"{a - r.base} bytes into a {r.alloc_end - r.base}-byte allocation at {r.base:#x}" \
-                    if r is not None else ""
-                san.report(_finding(g, site, "initcheck", f"uninitialised {_describe(kind, 'global', nbytes)}",
-                                    _ids(lanes, addrs.size)[i], address=a, size=nbytes, write=kind != LOAD,
-                                    lanes=int(bad.sum()),
-                                    detail=f"nothing wrote it since it was allocated ({where})" if where else ""))
-        if kind != LOAD:
-            initcheck.mark(mem, addrs, nbytes)
+    def finding(checker, what, i, **facts):
+        return _finding(g, site, checker, what, _ids(lanes, addrs.size)[i], **facts)
+    checks.global_access(g.ctx.sanitizer, g.ctx.mem, addrs, nbytes, kind, finding)
 
 
 def _shared(g, site, offs, lanes, nbytes, kind, flat=False):
@@ -141,7 +115,7 @@ def _shared(g, site, offs, lanes, nbytes, kind, flat=False):
     report = bad if bad is None or not flat else bad & (offs + nbytes <= size)
     if report is not None and report.any() and san.on("memcheck"):
         i = int(np.argmax(report))
-        san.report(_finding(g, site, "memcheck", f"invalid {_describe(kind, 'LDS', nbytes)}", _ids(lanes, offs.size)[i],
+        san.report(_finding(g, site, "memcheck", f"invalid {describe(kind, 'LDS', nbytes)}", _ids(lanes, offs.size)[i],
                             address=int(offs[i]), size=nbytes, write=kind != LOAD, lanes=int(report.sum()),
                             detail=memcheck.past_the_end(int(offs[i]), nbytes, declared,
                                                          f"the workgroup's {declared}-byte group segment")))
@@ -182,6 +156,8 @@ def _settled(g, span, nbytes, kind) -> bool:
     """Is a global access over [span] clean for every checker on, so its lanes need no look? (inside one
     allocation; its bytes all initialised, or not tracked)"""
     lo, hi = span
+    if g.ctx.mem.queue_races is not None:    # racecheck across queues records every byte
+        return False
     r = g.ctx.mem.find(lo)
     if r is None or hi + nbytes > r.alloc_end:
         return False

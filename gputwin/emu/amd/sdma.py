@@ -9,6 +9,7 @@ from gputwin.abi import amd_sdma as s
 from gputwin.emu.amd.gpu import GpuEvent, Queue
 from gputwin.emu.amd.memops import COMPARE
 from gputwin.emu.memops import copy, fill
+from gputwin.emu.sanitizer.queues import engine_op, host_observed, released, waited
 from gputwin.errors import PacketError
 
 _FILL_BYTES = {0: 1, 1: 2, 2: 4}   # CONSTANT_FILL fillsize -> bytes of the pattern taken from src data
@@ -50,11 +51,14 @@ class SdmaQueue(Queue):
         return 1 + s.SDMA_PKT_NOP_HEADER_count.get(header)
 
     def _nop(self, p):
+        host_observed(self, p[1:])
         return True
 
     def _copy_linear(self, p):
         size = s.SDMA_PKT_COPY_LINEAR_COUNT_count.get(p[1]) + 1
-        copy(self.gpu.mem, p[5] | p[6] << 32, p[3] | p[4] << 32, size)
+        dst, src = p[5] | p[6] << 32, p[3] | p[4] << 32
+        engine_op(self, f"the SDMA copy of {size} bytes from {src:#x} to {dst:#x}", ((src, size, False), (dst, size, True)))
+        copy(self.gpu.mem, dst, src, size)
         return True
 
     def _constant_fill(self, p):
@@ -62,11 +66,13 @@ class SdmaQueue(Queue):
         if width is None:
             raise self._bad(f"CONSTANT_FILL fillsize {s.SDMA_PKT_CONSTANT_FILL_HEADER_fillsize.get(p[0])}")
         size = s.SDMA_PKT_CONSTANT_FILL_COUNT_count.get(p[4]) + 1
+        engine_op(self, f"the SDMA fill of {size} bytes at {p[1] | p[2] << 32:#x}", ((p[1] | p[2] << 32, size, True),))
         fill(self.gpu.mem, p[1] | p[2] << 32, p[3].to_bytes(4, "little")[:width], size)
         return True
 
     def _fence(self, p):
         self.gpu.mem.write_u32((p[1] | p[2] << 32) & ~3, p[3])
+        released(self, (p[1] | p[2] << 32) & ~3, p[3], 4)
         return True
 
     def _trap(self, p):
@@ -80,7 +86,7 @@ class SdmaQueue(Queue):
         if func not in COMPARE:
             raise self._bad(f"POLL_REGMEM function {func} is reserved")
         value = self.gpu.mem.read_u32((p[1] | p[2] << 32) & ~3)
-        return COMPARE[func](value & p[4], p[3])
+        return waited(self, (p[1] | p[2] << 32) & ~3, COMPARE[func](value & p[4], p[3]))
 
     def _timestamp(self, p):
         self.gpu.mem.write_u64((p[1] | p[2] << 32) & ~7, self.gpu.gpu_clock())

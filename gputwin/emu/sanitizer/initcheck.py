@@ -33,7 +33,7 @@ def _per_region(space: AddressSpace, addrs: np.ndarray, nbytes: int):
             yield r, sel, (addrs[sel] - U64(r.base)).astype(np.int64)
 
 
-def _dense(offs: np.ndarray, nbytes: int) -> bool:
+def dense(offs: np.ndarray, nbytes: int) -> bool:
     """Do the offsets tile one range, each access right after the one before (consecutive lanes)?"""
     return offs.size < 2 or int(offs[-1]) - int(offs[0]) == nbytes * (offs.size - 1) and \
         bool((np.diff(offs) == nbytes).all())
@@ -60,7 +60,7 @@ def uninitialised(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> np.nda
 def mark(space: AddressSpace, addrs: np.ndarray, nbytes: int) -> None:
     """Record that [a, a+nbytes) was written at each address."""
     for r, _, offs in _per_region(space, addrs, nbytes):
-        if _dense(offs, nbytes):
+        if dense(offs, nbytes):
             r.shadow[int(offs[0]):int(offs[-1]) + nbytes] = True
         else:
             r.shadow[offs[:, None] + np.arange(nbytes)] = True

@@ -25,24 +25,29 @@ class Finding:
     detail: str = ""                # the nearest allocation, the other access of a race, ...
     lanes: int = 1                  # lanes of the instruction with the same finding
     count: int = 1                  # times the instruction was found doing it in the dispatch
+    source_line: int | None = None  # PTX: the statement's line (reported instead of a pc offset)
+    terms: tuple[str, str, str] = ("wave", "lane", "workgroup")   # NVIDIA: warp, thread, block
 
     @property
     def key(self) -> tuple:
         """Findings with the same key are one report (repeats are counted)."""
-        return self.checker, self.what, self.pc
+        return self.checker, self.what, self.pc if self.pc is not None else self.source_line
 
     def line(self) -> str:
         where = []
         if self.address is not None:
             where.append(f"at {self.address:#x}")
+        wave, lane, group = self.terms
         if self.wave is not None:
-            where.append(f"by wave {self.wave}" + (f" lane {self.lane}" if self.lane is not None else ""))
+            where.append(f"by {wave} {self.wave}" + (f" {lane} {self.lane}" if self.lane is not None else ""))
         if self.workgroup is not None:
-            where.append(f"of workgroup ({', '.join(map(str, self.workgroup))})")
+            where.append(f"of {group} ({', '.join(map(str, self.workgroup))})")
         text = f"{self.checker}: {self.what}" + (f" {' '.join(where)}" if where else "")
         if self.instruction is not None or self.kernel_offset is not None:
             text += f", `{self.instruction or '?'}`"
-            if self.kernel_offset is not None:
+            if self.source_line is not None:
+                text += f" at PTX line {self.source_line}"
+            elif self.kernel_offset is not None:
                 text += f" at pc offset {self.kernel_offset:#x}"
         if self.detail:
             text += f": {self.detail}"

@@ -16,22 +16,24 @@ MAX_LISTED = 12      # findings spelled out in one error's message; the rest are
 
 class Session:
     def __init__(self, checkers: frozenset[str], report_all: bool, entry: int,
-                 grid: tuple[int, int, int] = (1, 1, 1), block_items: int = 1, group_segment: int | None = None):
+                 grid: tuple[int, int, int] = (1, 1, 1), block_items: int = 1, group_segment: int | None = None,
+                 kernel: str | None = None):
         self.checkers = checkers
         self.report_all = report_all
         self.entry = entry            # the dispatch's first instruction: pc offsets are relative to it
         self.grid = grid
         self.block_items = block_items   # work-items per workgroup (lanes past it never run)
         self.group_segment = group_segment   # LDS bytes the kernel declared; None: what it was given
+        self.kernel = kernel          # its name, where the emulator knows it (PTX)
         self.findings: dict[tuple, Finding] = {}
         self.races = None             # racecheck's LdsRaces of the batch running (start_batch)
         TALLY.dispatch()
 
     @classmethod
     def from_env(cls, entry: int, grid=(1, 1, 1), block_items: int = 1,
-                 group_segment: int | None = None) -> "Session | None":
+                 group_segment: int | None = None, kernel: str | None = None) -> "Session | None":
         on = config.checkers()
-        return cls(on, config.report_all(), entry, grid, block_items, group_segment) if on else None
+        return cls(on, config.report_all(), entry, grid, block_items, group_segment, kernel) if on else None
 
     def start_batch(self, lds_bytes_total: int, workgroups: int) -> None:
         """A batch of workgroups starts with fresh LDS: racecheck starts a fresh shadow of it."""
@@ -73,4 +75,5 @@ class Session:
             message += f"\n  then the dispatch faulted: {fault}"
         first = found[0]
         return SanitizerError(message, findings=lines, address=first.address, write=first.write, pc=first.pc,
-                              wave=first.wave, instruction=first.instruction, kernel_offset=first.kernel_offset)
+                              wave=first.wave, instruction=first.instruction, kernel_offset=first.kernel_offset,
+                              kernel=self.kernel, line=first.source_line)

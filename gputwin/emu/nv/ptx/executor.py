@@ -38,9 +38,11 @@ from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.ops.warp import sync_members
+from gputwin.emu.nv.ptx.sanitize import SanitizedBatch, barrier_released
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.emu.progress import Progress
-from gputwin.errors import GpuHang
+from gputwin.emu.sanitizer.session import Session
+from gputwin.errors import GpuFault, GpuHang
 
 MAX_BATCH_THREADS = 1 << 15      # measured: 32K-thread batches keep each numpy pass in cache
 
@@ -95,16 +97,25 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
     wd = watchdog.current() or watchdog.Watchdog()
     budget, deadline, watchdog_s = wd.wave_insts, wd.deadline, wd.seconds
     progress = Progress(f"PTX kernel {name}", ncta * (tpc // 32), unit="warps", inst_unit="warp-instructions")
+    session = Session.from_env(0, launch.grid, int(np.prod(launch.block)), kernel=name)
     try:
         with np.errstate(all="ignore"):
             for start in range(0, ncta, per):
                 if time.monotonic() > deadline:     # a grid of many short batches: each is too quick to check inside
                     raise GpuHang(f"PTX kernel {name} still running after {watchdog_s:g} s (GPUTWIN_WATCHDOG_S): "
                                   f"{start} of {ncta} CTAs finished, none running")
-                batch = Batch(launch, plan, np.arange(start, min(ncta, start + per)))
+                ctas = np.arange(start, min(ncta, start + per))
+                batch = Batch(launch, plan, ctas) if session is None else SanitizedBatch(launch, plan, ctas, session)
                 total += _run_batch(batch, plan, budget, deadline, watchdog_s, progress)
                 progress.waves_done, progress.wave_insts = total.warps, total.warp_insts
                 progress.show()
+        if session is not None:
+            session.finish()
+    except GpuFault as e:
+        if session is None:
+            raise
+        session.finish(e)       # raises the findings (with the fault after them), else nothing
+        raise
     finally:
         progress.close()
     return total
@@ -207,6 +218,8 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s, progress: Progress)
                     break
                 parked = (key >= WAIT) & (key < EXIT)      # nobody can run: release every barrier
                 key[parked] -= WAIT
+                if b.sanitizer is not None:
+                    barrier_released(b, parked)
                 for finish in b.pending_red:               # bar.red results, now that all have arrived
                     finish()
                 b.pending_red.clear()

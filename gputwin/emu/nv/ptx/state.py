@@ -67,6 +67,8 @@ def convert_bits(val, src_size: int, dst_size: int, signed: bool):
 class Batch:
     """Registers, memories and special registers of the CTAs of one batch."""
 
+    sanitizer = None        # the launch's checkers (sanitize.SanitizedBatch); None: unchecked
+
     def __init__(self, launch, plan, ctas: np.ndarray):
         self.launch, self.plan, self.mem = launch, plan, launch.mem
         self._scratch = {}
