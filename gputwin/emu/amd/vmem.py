@@ -6,7 +6,8 @@ Addresses (per lane, only EXEC lanes access memory):
 - FLAT: the 64-bit vaddr + offset, routed by aperture: the shared aperture reaches the workgroup's LDS,
   the private aperture the lane's scratch, anything else global memory.
 - SCRATCH: saddr (32-bit, when present) + vaddr (when SVE) + offset, an offset into the lane's private
-  scratch (scratch_bytes_per_lane bytes of emulator memory per lane; see docs/emulator.md).
+  scratch (scratch_bytes_per_lane bytes per lane; scratch.py places them: the driver's backing, swizzled
+  as the hardware does, or emulator memory).
 Faults carry the first bad lane's address and its wave.
 """
 from __future__ import annotations
@@ -67,15 +68,8 @@ def global_targets(g, addrs: np.ndarray, nbytes: int, write: bool):
 
 def _scratch_targets(g, offs: np.ndarray, lane_ids: np.ndarray, nbytes: int, write: bool):
     """Private scratch: offs are per-lane byte offsets; lane_ids the flat (wave, lane) index of each."""
-    ctx = g.ctx
-    size = ctx.scratch_bytes
-    bad = (offs < 0) | (offs + nbytes > size)
-    if bad.any():
-        raise MemoryFault(f"scratch access outside the {size} private bytes per lane",
-                          address=int(offs[np.argmax(bad)]), write=write)
-    wave_local = lane_ids // ctx.lanes - ctx.first_wave
-    base = (wave_local * ctx.lanes + lane_ids % ctx.lanes) * size
-    return [(ctx.scratch, base + offs, None)]
+    scratch = g.ctx.scratch
+    return [(scratch.buf, scratch.locate(offs, lane_ids, nbytes, write), None)]
 
 
 def _lds_targets(g, offs, wg, nbytes):
@@ -362,6 +356,8 @@ def _build_atomic(inst, stem):
         cmp = read(g, data + w, mask) if name.startswith("cmpswap") else None
         old = np.empty(src.size, src.dtype)
         for buf, offs, sel in targets:
+            if offs.ndim == 2:
+                raise IllegalInstruction(f"{inst.op}: a 64-bit atomic on swizzled scratch is not modelled")
             if (offs % nbytes).any():
                 raise MemoryFault(f"{inst.op}: misaligned atomic", address=int(offs[np.argmax(offs % nbytes)]))
             s = slice(None) if sel is None else sel
