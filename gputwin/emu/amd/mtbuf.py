@@ -1,14 +1,20 @@
-"""MTBUF (gfx11/gfx12 tbuffer_load_format_* / tbuffer_store_format_*): buffer accesses typed by the
-instruction's unified FORMAT field, addressed and range-checked like MUBUF (mubuf.py).
+"""MTBUF (tbuffer_load_format_* / tbuffer_store_format_*): buffer accesses typed by the instruction's
+FORMAT field, addressed and range-checked like MUBUF (mubuf.py).
 
-Format numbers are the generated table's (LLVM's BUF_FMT_* names, `Table.buf_format`). Modelled: formats
-whose components are all 8, 16 or 32 bits of type UINT, SINT or FLOAT (16/32-bit). Component c of the
-element sits at byte c * size. Loads (RDNA3 ISA guide, "Buffer Instructions": data-format conversion):
-UINT zero-extends, SINT sign-extends, 16-bit FLOAT converts exactly to f32 (NaNs quieted, payload kept);
-components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for FLOAT formats).
-Stores write the components both have, 32-bit formats only (narrowing conversions are not documented
-bit-exactly). Each component is range-checked on its own; out of range reads 0 and is not written.
-Not modelled (IllegalInstruction): NORM/SCALED and packed (10_11_11, 2_10_10_10...) formats, d16 forms,
+Formats: on gfx11/gfx12 the unified FORMAT number of the generated table (LLVM's BUF_FMT_* names,
+`Table.buf_format`); on gfx942 the GFX9 pair DFMT (FORMAT[3:0]: 1 = 8, 2 = 16, 3 = 8_8, 4 = 32,
+5 = 16_16, 10 = 8_8_8_8, 11 = 32_32, 12 = 16_16_16_16, 13 = 32_32_32, 14 = 32_32_32_32) and NFMT
+(FORMAT[6:4]: 0 UNORM, 1 SNORM, 2 USCALED, 3 SSCALED, 4 UINT, 5 SINT, 7 FLOAT; LLVM's SIDefines.h).
+Modelled: formats whose components are all 8, 16 or 32 bits. Component c of the element sits at byte
+c * size. Loads (RDNA3 ISA guide, "Buffer Instructions": data-format conversion):
+UINT zero-extends, SINT sign-extends, 16-bit FLOAT converts exactly to f32 (NaNs quieted, payload kept),
+UNORM gives v / (2^n - 1), SNORM max(v / (2^(n-1) - 1), -1.0) (the most negative code is -1.0, as
+-(2^(n-1) - 1) is), USCALED / SSCALED the integer as f32 (exact); the quotients are rounded once to
+nearest even (DECISION: the guide gives the formula, not the rounding; to confirm on hardware).
+Components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for float results).
+Stores write the components both have, 32-bit UINT/SINT/FLOAT formats only (narrowing conversions are
+not documented bit-exactly). Each component is range-checked on its own; out of range reads 0 and is
+not written. Not modelled (IllegalInstruction): packed (10_11_11, 2_10_10_10...) formats, d16 forms,
 narrow stores, tfe.
 """
 from __future__ import annotations
@@ -27,26 +33,42 @@ U32, U64 = np.uint32, np.uint64
 _COMPS = {"x": 1, "xy": 2, "xyz": 3, "xyzw": 4}
 
 
+_GFX9_DFMT = {1: "8", 2: "16", 3: "8_8", 4: "32", 5: "16_16", 6: "10_11_11", 7: "11_11_10", 8: "10_10_10_2",
+              9: "2_10_10_10", 10: "8_8_8_8", 11: "32_32", 12: "16_16_16_16", 13: "32_32_32", 14: "32_32_32_32"}
+_GFX9_NFMT = {0: "UNORM", 1: "SNORM", 2: "USCALED", 3: "SSCALED", 4: "UINT", 5: "SINT", 7: "FLOAT"}
+_KINDS = "UINT|SINT|FLOAT|UNORM|SNORM|USCALED|SSCALED"
+
+
 @functools.cache
-def _format(value: int):
-    """(component bits, type) of a unified buffer format, or None when it is not one of the modelled kinds."""
+def _format_name(value: int, gfx9: bool) -> str:
+    if gfx9:
+        dfmt, nfmt = value & 0xF, value >> 4
+        return f"BUF_FMT_{_GFX9_DFMT.get(dfmt, f'dfmt{dfmt}')}_{_GFX9_NFMT.get(nfmt, f'nfmt{nfmt}')}"
     from gputwin.emu.amd.isa.table import load
-    name = load("gfx1100").buf_format.get(value, "").strip("[]")
     if value == 1:
-        name = "BUF_FMT_8_UNORM"                                   # the default LLVM does not print
-    m = re.fullmatch(r"BUF_FMT_((?:\d+_)+)(UINT|SINT|FLOAT)", name)
+        return "BUF_FMT_8_UNORM"                                   # the default LLVM does not print
+    return load("gfx1100").buf_format.get(value, "").strip("[]") or str(value)
+
+
+@functools.cache
+def _format(value: int, gfx9: bool = False):
+    """((component bits, count, type) or None when it is not one of the modelled kinds, its name)."""
+    name = _format_name(value, gfx9)
+    m = re.fullmatch(rf"BUF_FMT_((?:\d+_)+)({_KINDS})", name)
     if m is None:
-        return None, name or str(value)
-    bits = [int(b) for b in m.group(1).rstrip("_").split("_")]
-    if len(set(bits)) != 1 or bits[0] not in (8, 16, 32) or m.group(2) == "FLOAT" and bits[0] == 8:
         return None, name
-    return (bits[0], len(bits), m.group(2)), name
+    bits = [int(b) for b in m.group(1).rstrip("_").split("_")]
+    kind = m.group(2)
+    if len(set(bits)) != 1 or bits[0] not in (8, 16, 32) or kind == "FLOAT" and bits[0] == 8 or \
+            bits[0] == 32 and kind not in ("UINT", "SINT", "FLOAT"):
+        return None, name
+    return (bits[0], len(bits), kind), name
 
 
-def build(inst):
+def build(inst, gfx9: bool = False):
     op = inst.op
     m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", op)
-    spec, name = _format(int(inst.extra.get("format", 0)))
+    spec, name = _format(int(inst.extra.get("format", 0)), gfx9)
     if m is None or spec is None:
         raise IllegalInstruction(f"{op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
     if inst.extra.get("tfe"):
@@ -62,19 +84,26 @@ def build(inst):
 def _convert(raw, size: int, kind: str):
     if size == 4:
         return raw
+    sh = U32(32 - 8 * size)
+    signed = ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size))
     if kind == "SINT":
-        sh = U32(32 - 8 * size)
-        return ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size)).view(U32)
+        return signed.view(U32)
     if kind == "FLOAT":                                           # 16-bit float -> f32, exact
         with np.errstate(invalid="ignore"):
             f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
         return quiet(f, F32)
-    return raw
+    top = float((1 << (8 * size - 1)) - 1)                        # 2^(n-1) - 1
+    # float64 quotients round to f32 correctly: v / (2^n - 1) never lies within 2^-53 of an f32 midpoint
+    convert = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
+               "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}.get(kind)
+    if convert is None:
+        return raw
+    return convert().astype(np.float32).view(U32)
 
 
 def _load(inst, addr, size, nfmt, kind, ninst):
     dst = inst.operands["vdst"].index
-    one = U32(0x3F800000) if kind == "FLOAT" else U32(1)
+    one = U32(1) if kind in ("UINT", "SINT") else U32(0x3F800000)
 
     def h(g):
         if g.exec_count == 0:
