@@ -66,19 +66,46 @@ def _format(value: int, gfx9: bool = False):
 
 
 def build(inst, gfx9: bool = False):
-    op = inst.op
-    m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", op)
-    spec, name = _format(int(inst.extra.get("format", 0)), gfx9)
+    """tbuffer_*: the format is the instruction's."""
+    m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
+    spec = _checked(inst, m, int(inst.extra.get("format", 0)), gfx9)
+    return _build(inst, m, lambda g: [(spec, None)])
+
+
+_IDENTITY_DST_SEL = 4 | 5 << 3 | 6 << 6 | 7 << 9     # V# DST_SEL_X..W = X, Y, Z, W
+
+
+def build_buffer_format(inst, gfx9: bool = False):
+    """buffer_load/store_format_*: the format is the V#'s (gfx11 FORMAT [114:108]; GFX9 NUM_FORMAT
+    [110:108], DATA_FORMAT [114:111]), one per wave. DST_SEL other than X, Y, Z, W is not modelled."""
+    m = re.fullmatch(r"buffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
+    if m is None:
+        raise IllegalInstruction(f"{inst.op} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+    rsrc = inst.operands["srsrc"].index
+
+    def formats(g):
+        w3 = g.sgpr(rsrc + 3).astype(np.int64)
+        if m.group(1) == "load" and ((w3 & 0xFFF) != _IDENTITY_DST_SEL).any():
+            raise IllegalInstruction(f"{inst.op}: V# DST_SEL {int(w3[0] & 0xFFF):#x} other than X, Y, Z, W is not "
+                                     f"modelled")
+        value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x7F
+        return [(_checked(inst, m, int(v), gfx9), value == v) for v in np.unique(value)]
+    return _build(inst, m, formats)
+
+
+def _checked(inst, m, value: int, gfx9: bool):
+    spec, name = _format(value, gfx9)
     if m is None or spec is None:
-        raise IllegalInstruction(f"{op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+        raise IllegalInstruction(f"{inst.op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+    if m.group(1) == "store" and spec[0] != 32:
+        raise IllegalInstruction(f"{inst.op}: stores to the narrow format {name} are not modelled")
+    return spec
+
+
+def _build(inst, m, formats):
     if inst.extra.get("tfe"):
-        raise IllegalInstruction(f"{op} with tfe (texture fail enable) is not modelled")
-    bits, nfmt, kind = spec
-    ninst = _COMPS[m.group(2)]
-    if m.group(1) == "store" and bits != 32:
-        raise IllegalInstruction(f"{op}: stores to the narrow format {name} are not modelled")
-    addr = _Addr(inst)
-    return (_load if m.group(1) == "load" else _store)(inst, addr, bits // 8, nfmt, kind, ninst)
+        raise IllegalInstruction(f"{inst.op} with tfe (texture fail enable) is not modelled")
+    return (_load if m.group(1) == "load" else _store)(inst, _Addr(inst), formats, _COMPS[m.group(2)])
 
 
 def _convert(raw, size: int, kind: str):
@@ -101,44 +128,55 @@ def _convert(raw, size: int, kind: str):
     return convert().astype(np.float32).view(U32)
 
 
-def _load(inst, addr, size, nfmt, kind, ninst):
+def _load(inst, addr, formats, ninst):
     dst = inst.operands["vdst"].index
-    one = U32(1) if kind in ("UINT", "SINT") else U32(0x3F800000)
 
     def h(g):
         if g.exec_count == 0:
             return
-        act = g.exec.reshape(-1)
+        act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
+        out = [np.zeros(act_all.size, U32) for _ in range(ninst)]
+        for (bits, nfmt, kind), waves in formats(g):
+            size = bits // 8
+            lanes = None if waves is None else np.repeat(waves, g.lanes)
+            act = act_all if lanes is None else act_all & lanes
+            one = U32(1) if kind in ("UINT", "SINT") else U32(0x3F800000)
+            for c in range(ninst):
+                data = np.zeros(act.size, U32)
+                if c >= nfmt:
+                    data[:] = one if c == 3 else U32(0)
+                else:
+                    sel = act & check(c * size, size)
+                    if sel.any():
+                        for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
+                            part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
+                                access.gather_bytes(buf, offs, size)
+                            idx = np.flatnonzero(sel)
+                            data[idx if sub is None else idx[sub]] = part
+                    data = _convert(data, size, kind)
+                out[c] = data if lanes is None else np.where(lanes, data, out[c])
         for c in range(ninst):
-            data = np.zeros(act.size, U32)
-            if c >= nfmt:
-                data[:] = one if c == 3 else U32(0)
-            else:
-                sel = act & check(c * size, size)
-                if sel.any():
-                    for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
-                        part = access.gather(buf, offs, 1)[:, 0] if size == 4 else access.gather_bytes(buf, offs, size)
-                        idx = np.flatnonzero(sel)
-                        data[idx if sub is None else idx[sub]] = part
-                data = _convert(data, size, kind)
-            g.set_vgpr(dst + c, data.reshape(g.n, g.lanes))
+            g.set_vgpr(dst + c, out[c].reshape(g.n, g.lanes))
     return h
 
 
-def _store(inst, addr, size, nfmt, kind, ninst):
+def _store(inst, addr, formats, ninst):
     src = inst.operands["vdata"].index
 
     def h(g):
         if g.exec_count == 0:
             return
-        act = g.exec.reshape(-1)
+        act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
-        for c in range(min(ninst, nfmt)):
-            sel = act & check(c * size, size)
-            if not sel.any():
-                continue
-            val = g.vgpr(src + c).reshape(-1)[sel]
-            for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
-                access.scatter(buf, offs, (val if sub is None else val[sub])[:, None])
+        for (bits, nfmt, kind), waves in formats(g):
+            size = bits // 8
+            act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
+            for c in range(min(ninst, nfmt)):
+                sel = act & check(c * size, size)
+                if not sel.any():
+                    continue
+                val = g.vgpr(src + c).reshape(-1)[sel]
+                for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
+                    access.scatter(buf, offs, (val if sub is None else val[sub])[:, None])
     return h
