@@ -220,9 +220,10 @@ def _scratch_for(mem: AddressSpace, d: Dispatch, nwaves: int, lanes: int, first_
     """The batch's private memory: slots 0..nwaves-1 of the backing when one is given, else emulator memory."""
     per_lane = int(d.scratch_bytes_per_lane)
     if d.scratch_base is None or not per_lane:
-        return Scratch(np.zeros(nwaves * lanes * per_lane, np.uint8), per_lane, lanes, first_wave)
+        return Scratch(np.zeros(nwaves * lanes * per_lane, np.uint8), per_lane, lanes, first_wave, nwaves)
     region = mem.find(d.scratch_base)
-    return Scratch(region.data, per_lane, lanes, first_wave, base=d.scratch_base - region.base, swizzled=True)
+    return Scratch(region.data, per_lane, lanes, first_wave, nwaves, base=d.scratch_base - region.base,
+                   swizzled=True)
 
 
 def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int,

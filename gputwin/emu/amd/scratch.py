@@ -13,11 +13,13 @@ Two homes, chosen per dispatch:
 
 An access that stays inside one dword is contiguous in both layouts; a wider (or dword-straddling) one
 in the swizzled layout is returned as one offset per dword (aligned) or per byte, shape (N, pieces),
-which the access.py primitives accept.
+which the access.py primitives accept. The common case, every lane of a full wave group at one aligned
+offset (spills), skips the offsets: `read_uniform` / `write_uniform` move whole dword rows.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -30,6 +32,7 @@ class Scratch:
     per_lane: int          # bytes each lane may address
     lanes: int             # wave size (the swizzle's index stride)
     first_wave: int        # global id of the wave in slot 0 (the batch's first wave)
+    slots: int             # wave slots of the batch
     base: int = 0          # byte offset of slot 0 in buf
     swizzled: bool = False
 
@@ -51,3 +54,45 @@ class Scratch:
         piece = 1 if (offs & 3).any() else 4
         o = offs[:, None] + np.arange(0, nbytes, piece)
         return start[:, None] + (o >> 2) * row + (o & 3)
+
+    @cached_property
+    def _dwords(self) -> np.ndarray | None:
+        """uint32 view (slot, dword, lane) when swizzled, (slot, lane, dword) otherwise; None if unaligned."""
+        nd = self.per_lane // 4
+        if self.per_lane % 4 or self.base % 4 or self.buf.ctypes.data % 4 or not nd:
+            return None
+        words = np.frombuffer(self.buf, np.uint32, count=self.buf.size // 4)[self.base // 4:]
+        shape = (self.slots, nd, self.lanes) if self.swizzled else (self.slots, self.lanes, nd)
+        return words[:self.slots * nd * self.lanes].reshape(shape)
+
+    def _rows(self, waves: np.ndarray, offset: int, ndw: int, write: bool):
+        if self._dwords is None or offset & 3:
+            return None
+        if offset + 4 * ndw > self.per_lane:
+            raise MemoryFault(f"scratch access outside the {self.per_lane} private bytes per lane", address=offset,
+                              write=write)
+        return waves - self.first_wave, offset >> 2
+
+    def read_uniform(self, waves: np.ndarray, offset: int, ndw: int) -> list[np.ndarray] | None:
+        """Dwords offset/4 .. + ndw of every lane of `waves` (global ids): ndw (n, lanes) arrays, or None
+        when the fast path does not apply (unaligned)."""
+        at = self._rows(waves, offset, ndw, False)
+        if at is None:
+            return None
+        slot, k = at
+        if self.swizzled:
+            return [self._dwords[slot, k + i, :] for i in range(ndw)]
+        return [self._dwords[slot, :, k + i] for i in range(ndw)]
+
+    def write_uniform(self, waves: np.ndarray, offset: int, values: list[np.ndarray]) -> bool:
+        """Store ndw (n, lanes) arrays at dword offset/4 of every lane of `waves`; False when unaligned."""
+        at = self._rows(waves, offset, len(values), True)
+        if at is None:
+            return False
+        slot, k = at
+        for i, v in enumerate(values):
+            if self.swizzled:
+                self._dwords[slot, k + i, :] = v
+            else:
+                self._dwords[slot, :, k + i] = v
+        return True

@@ -132,6 +132,19 @@ class _Addr:
             return view[start >> 2:], lsel >> U32(2)
         return view, (lsel >> U32(2)).astype(np.int64) + (start >> 2)
 
+    def uniform_scratch_offset(self, g) -> int | None:
+        """The private offset of a SCRATCH access when it is one value for every lane of the group (no
+        VGPR offset, a uniform SGPR), else None."""
+        if self.seg != "SCRATCH" or self.vaddr is not None:
+            return None
+        off = self.offset
+        if self.saddr is not None:
+            s = g.sgpr(self.saddr)
+            if not (s == s[0]).all():
+                return None
+            off += int(s[0])
+        return off & 0xFFFFFFFF
+
     def uniform_base(self, g) -> int | None:
         """The 64-bit base every lane adds its 32-bit VADDR to (the SGPR pair, or the VADDR high dwords),
         plus the instruction offset, when it is one value for the whole group; else None."""
@@ -258,6 +271,13 @@ def _build_load(inst, addr, nbytes, signed, half):
     def h(g):
         if g.exec_count == 0:
             return
+        if nbytes >= 4 and g.exec_full:
+            off = addr.uniform_scratch_offset(g)
+            rows = None if off is None else g.ctx.scratch.read_uniform(g.waves, off, ndw)
+            if rows is not None:
+                for k in range(ndw):
+                    g.set_vgpr(dst + k, rows[k])
+                return
         mask = _lanes(g)
         fast = addr.fast(g, mask, nbytes, False) if nbytes >= 4 else None
         if fast is not None:
@@ -303,6 +323,10 @@ def _build_store(inst, addr, nbytes, half):
     def h(g):
         if g.exec_count == 0:
             return
+        if nbytes >= 4 and g.exec_full:
+            off = addr.uniform_scratch_offset(g)
+            if off is not None and g.ctx.scratch.write_uniform(g.waves, off, [g.vgpr(src + k) for k in range(ndw)]):
+                return
         mask = _lanes(g)
         fast = addr.fast(g, mask, nbytes, True) if nbytes >= 4 else None
         if fast is not None:

@@ -46,7 +46,8 @@ def make_ctx(mem=None, *, waves_per_group=1, lanes=32, nwg=1, lds_bytes=0, scrat
     nwaves = nwg * waves_per_group
     return Context(mem=mem or AddressSpace(), code_address=code_address, waves_per_group=waves_per_group,
                    lanes=lanes, lds=np.zeros(nwg * lds_bytes, np.uint8), lds_bytes=lds_bytes,
-                   scratch=Scratch(np.zeros(nwaves * lanes * scratch_bytes, np.uint8), scratch_bytes, lanes, 0),
+                   scratch=Scratch(np.zeros(nwaves * lanes * scratch_bytes, np.uint8), scratch_bytes, lanes, 0,
+                                   nwaves),
                    first_wave=0, ended=np.zeros(nwg, np.int64))
 
 

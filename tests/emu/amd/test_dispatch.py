@@ -309,6 +309,50 @@ global_store_b128 v20, v[15:18], s[0:1] offset:16
     assert (got[:, 7] == 0x4000 | lane).all()
 
 
+@pytest.mark.parametrize("backing", [False, True])
+def test_per_lane_and_uniform_scratch_offsets_agree_in_both_homes(backing):
+    # per-lane VGPR offsets (the general path) and one offset for the group (the dword-row fast path)
+    lanes, per_lane = 32, 64
+    text = """
+v_and_b32 v10, 3, v0
+v_lshlrev_b32 v10, 3, v10
+v_or_b32 v1, 0x1000, v0
+v_or_b32 v2, 0x2000, v0
+scratch_store_b64 v10, v[1:2], off offset:4
+v_or_b32 v3, 0x3000, v0
+scratch_store_b32 off, v3, off offset:48
+s_waitcnt vmcnt(0)
+scratch_load_b64 v[4:5], v10, off offset:4
+scratch_load_b128 v[6:9], off, off offset:4
+s_waitcnt vmcnt(0)
+v_lshlrev_b32 v20, 5, v0
+global_store_b128 v20, v[4:7], s[0:1]
+global_store_b64 v20, v[8:9], s[0:1] offset:16
+scratch_load_b32 v11, off, off offset:48
+s_waitcnt vmcnt(0)
+global_store_b32 v20, v11, s[0:1] offset:24
+"""
+    arena = Arena()
+    base = arena.alloc(2 * lanes * per_lane) if backing else None
+    out = arena.alloc(32 * lanes)
+    run_dispatch(arena.mem, dispatch(text, grid=(2, 1, 1), block=(lanes, 1, 1), scratch_bytes_per_lane=per_lane,
+                                     scratch_base=base, user_sgprs=[out & 0xFFFFFFFF, out >> 32], rsrc2=rsrc2(user=2)))
+    got = arena.array(out, np.uint32, 8 * lanes).reshape(lanes, 8)
+    lane = np.arange(lanes, dtype=np.uint32)
+    slot = (lane & 3) * 2                   # dword index of the b64 inside the 4..36 window
+    assert (got[:, 0] == 0x1000 | lane).all() and (got[:, 1] == 0x2000 | lane).all()
+    words = np.zeros((lanes, 8), np.uint32)     # dwords 1..8 of each lane, as the b64 left them
+    words[lane, slot], words[lane, slot + 1] = 0x1000 | lane, 0x2000 | lane
+    assert (got[:, 2:6] == words[:, :4]).all()                      # the b128 at offset 4 reads dwords 1..4
+    assert (got[:, 6] == 0x3000 | lane).all()
+    if backing:
+        mem = arena.array(base, np.uint32, 2 * lanes * per_lane // 4)
+        for w in range(2):
+            for L in (0, 5, 31):
+                for k in range(8):
+                    assert mem[_swizzled(w, L, 4 + 4 * k, lanes, per_lane) // 4] == words[L, k]
+
+
 def test_waves_take_backing_slots_in_batches_and_get_their_slot_offset():
     # 6 one-wave workgroups, a backing with 2 slots: at most 2 waves in flight; each wave spills its
     # workgroup id and reads it back, and reports the private segment wave offset SGPR (s3)
