@@ -256,3 +256,42 @@ def test_lshl_add_u64_by_per_lane_count_uses_the_table_path():
     cdna3._register_valu()
     i = inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=V(4), src2=V(6, 2))
     assert fast.build(i) is None and prepare(i) is not None
+
+
+PLAIN = {"v_mov_b32": lambda a, b: a, "v_and_b32": lambda a, b: a & b, "v_or_b32": lambda a, b: a | b,
+         "v_xor_b32": lambda a, b: a ^ b, "v_lshlrev_b32": lambda a, b: (b << (a & 31)) & M32,
+         "v_lshrrev_b32": lambda a, b: b >> (a & 31), "v_add_nc_u32": lambda a, b: (a + b) & M32,
+         "v_sub_nc_u32": lambda a, b: (a - b) & M32, "v_subrev_nc_u32": lambda a, b: (b - a) & M32}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+@pytest.mark.parametrize("form", ["e32", "VOP3"])
+@pytest.mark.parametrize("src0_kind", ["vgpr", "sgpr_per_wave", "const", "literal"])
+def test_plain_32bit_ops_match_integer_arithmetic_under_exec(name, form, src0_kind, rng):
+    g = group(3, False)
+    shape = (g.n, g.lanes)
+    b = _u32(rng, shape)
+    fill(g, 2, b)
+    if src0_kind == "vgpr":
+        a = _u32(rng, shape)
+        fill(g, 1, a)
+        src0 = V(1)
+    elif src0_kind == "sgpr_per_wave":
+        a = np.array([[33], [0xFFFFFFFF], [7]], np.uint32)
+        g.s[30] = a[:, 0]
+        src0 = S(30)
+    elif src0_kind == "const":
+        a, src0 = np.uint32(5), C(133)                  # inline constant 5
+    else:
+        a, src0 = np.uint32(0x8000001F), L(0x8000001F)
+    ex = _exec(rng, g, False)
+    g.set_exec(ex)
+    old = g.vgpr(0).copy()
+    encoding = ("VOP1" if name == "v_mov_b32" else "VOP2") if form == "e32" else "VOP3"
+    ops = dict(vdst=V(0), src0=src0) if name == "v_mov_b32" else dict(vdst=V(0), src0=src0, src1=V(2))
+    i = inst(name, encoding, **ops)
+    assert fast.build(i) is not None
+    execute(g, i)
+    want = [PLAIN[name](x, y) for x, y in zip(_lanes(a, shape), _lanes(b, shape))]
+    _check_vgpr(g, 0, want, old, ex)
+    assert np.array_equal(g.vgpr(2), b)                 # a source aliased by v_mov is not disturbed
