@@ -76,6 +76,23 @@ def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout, rng):
     _check_mask(g, 20, [e > M64 for e in exact], ex)
 
 
+@pytest.mark.parametrize("src2", [C(129), L(0xFFFFFFFF)])
+def test_mad_u64_u32_with_a_32_bit_constant_addend(src2, rng):
+    # collatz's 3n + 1: no carry out is possible, the sum is computed in one uint64 add
+    g = group(2)
+    a = _u32(rng, (2, 32))
+    fill(g, 1, a)
+    ex = _exec(rng, g, False)
+    g.set_exec(ex)
+    old1, old2 = g.vgpr(6).copy(), g.vgpr(7).copy()
+    execute(g, inst("v_mad_u64_u32", "VOP3SD", vdst=V(6, 2), sdst=S(20), src0=V(1), src1=C(131), src2=src2))
+    c = 1 if src2.kind == "const" else 0xFFFFFFFF
+    exact = [x * 3 + c for x in _lanes(a, (2, 32))]
+    _check_vgpr(g, 6, [e & M32 for e in exact], old1, ex)
+    _check_vgpr(g, 7, [e >> 32 for e in exact], old2, ex)
+    _check_mask(g, 20, [False] * 64, ex)
+
+
 def test_mad_u64_u32_null_sdst_and_unwritten_high_dword():
     g = group(2)
     fill(g, 0, np.arange(64, dtype=np.uint32).reshape(2, 32))
