@@ -28,8 +28,11 @@ NULL, EXEC = 124, 126
 def build(inst):
     """handler(group) for `inst`, or None when the table path must run it."""
     if inst.dpp is not None or inst.clamp or inst.omod or inst.extra or \
-            inst.encoding not in ("VOP1", "VOP2", "VOP3", "VOP3SD"):
+            inst.encoding not in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD"):
         return None
+    cmp = _COMPARE.get(inst.op)
+    if cmp is not None:
+        return _compare(inst, *cmp)
     vdst = inst.operands.get("vdst")
     if vdst is None or vdst.kind != "vgpr":
         return None
@@ -259,6 +262,21 @@ def _plain(fn, roles):
     return make
 
 
+# --- 32-bit integer compares to a lane mask (v_cmp_*, not v_cmpx: GFX9 and RDNA3 write different places)
+def _compare(inst, fn, signed: bool):
+    sd = mask_dst(inst)
+
+    def h(g):
+        a, b = _src(g, inst, "src0"), _src(g, inst, "src1")
+        if signed:
+            a, b = np.asarray(a).view(np.int32), np.asarray(b).view(np.int32)
+        _write_mask(g, sd, fn(a, b))
+    return h
+
+
+_COMPARE = {f"v_cmp_{rel}_{t}": (fn, t == "i32") for t in ("u32", "i32") for rel, fn in (
+    ("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("gt", np.greater), ("le", np.less_equal),
+    ("ge", np.greater_equal))}
 _S31 = U32(31)
 _PLAIN = {
     "v_mov_b32": (lambda a: a, ("src0",)),

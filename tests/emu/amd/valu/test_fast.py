@@ -1,5 +1,7 @@
 """The 32-bit-halves fast paths (valu/fast.py) against Python integer arithmetic, lane by lane: full,
 per-wave (broadcast) and uniform operands, carries at the wrap edges, EXEC-masked lanes, wave32/64."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -312,3 +314,43 @@ def test_plain_32bit_ops_match_integer_arithmetic_under_exec(name, form, src0_ki
     want = [PLAIN[name](x, y) for x, y in zip(_lanes(a, shape), _lanes(b, shape))]
     _check_vgpr(g, 0, want, old, ex)
     assert np.array_equal(g.vgpr(2), b)                 # a source aliased by v_mov is not disturbed
+
+
+@pytest.mark.parametrize("name", sorted(fast._COMPARE))
+@pytest.mark.parametrize("form", ["VOPC", "VOP3"])
+@pytest.mark.parametrize("src0_kind", ["vgpr", "sgpr_per_wave", "const"])
+def test_integer_compares_match_the_table_path_and_integer_order(name, form, src0_kind, rng):
+    from gputwin.emu.amd.valu import OPS, _fetch, _run_op
+    results = []
+    for path in ("fast", "table"):
+        g = group(3, True)
+        shape = (g.n, g.lanes)
+        b = _u32(np.random.default_rng(5), shape)
+        fill(g, 2, b)
+        if src0_kind == "vgpr":
+            a = _u32(np.random.default_rng(6), shape)
+            a[:, ::3] = b[:, ::3]                          # equal pairs too
+            fill(g, 1, a)
+            src0 = V(1)
+        elif src0_kind == "sgpr_per_wave":
+            a = np.array([[0], [0x80000000], [0xFFFFFFFE]], np.uint32)
+            g.s[30] = a[:, 0]
+            src0 = S(30)
+        else:
+            a, src0 = np.uint32(1), C(129)
+        g.set_exec(_exec(np.random.default_rng(7), g, True))
+        ops = dict(src0=src0, src1=V(2)) | (dict(sdst=S(20)) if form == "VOP3" else {})
+        i = inst(name, form, **ops)
+        if path == "fast":
+            fast.build(i)(g)
+        else:
+            op = OPS[name]
+            _run_op(g, i, op, *_fetch(g, i, op))
+        results.append((g.lane_mask(VCC if form == "VOPC" else 20).copy(), g.exec.copy()))
+    (fm, ex), (tm, _) = results
+    assert np.array_equal(fm, tm)
+    signed = name.endswith("i32")
+    rel = getattr(operator, name.split("_")[2])
+    cast = (lambda v: v - (1 << 32) if v >> 31 else v) if signed else (lambda v: v)     # noqa: E731
+    want = [rel(cast(x), cast(y)) for x, y in zip(_lanes(a, fm.shape), _lanes(b, fm.shape))]
+    assert [bool(m) for m in fm.ravel()] == [w and bool(e) for w, e in zip(want, ex.ravel())]
