@@ -118,13 +118,14 @@ def _mad_u64_u32(inst, d):
         a, b = _src(g, inst, "src0"), _src(g, inst, "src1")
         clo, chi = _pair(g, inst, "src2")
         p = np.multiply(a, b, dtype=U64)                     # exact: at most 64 bits
-        if np.ndim(chi) == 0 and chi == 0:                   # a 32-bit addend (constants): no carry out,
-            s = np.add(p, clo, dtype=U64)                    # as (2^32-1)^2 + 2^32-1 < 2^64
+        lanes = np.ndim(p) == 2 and p.shape[1] > 1
+        if lanes and np.ndim(chi) == 0 and chi == 0:         # per-lane product, 32-bit addend (3n + 1): no
+            s = np.add(p, clo, dtype=U64)                    # carry out, as (2^32-1)^2 + 2^32-1 < 2^64
             g.set_vgpr(d, s.astype(U32))
             g.set_vgpr(d + 1, (s >> U64(32)).astype(U32))
             _write_mask(g, sd, False)
             return
-        if np.ndim(p) == 2 and p.shape[1] > 1:                # per lane: little-endian halves as views
+        if lanes:                                             # per lane: little-endian halves as views
             halves = p[..., None].view(U32)
             plo, phi = halves[..., 0], halves[..., 1]
         else:
