@@ -43,6 +43,30 @@ def _check_mask(g, idx, want, ex):
     assert [bool(x) for x in m] == [bool(w) and bool(e) for w, e in zip(want, ex.ravel())]
 
 
+def _sources(g, rng, src0_kind):
+    """v2 = b (per lane, wrap edges) and src0 of the asked kind; returns (a, b, src0) with a as the lanes see it."""
+    shape = (g.n, g.lanes)
+    b = _u32(rng, shape)
+    fill(g, 2, b)
+    if src0_kind == "vgpr":
+        a = _u32(rng, shape)
+        a[:, ::3] = b[:, ::3]                              # equal pairs too
+        fill(g, 1, a)
+        return a, b, V(1)
+    if src0_kind == "per_wave_vgpr":
+        a = np.array([[0xFFFFFFFF], [0], [0x80000000]], np.uint32)
+        g.set_vgpr(1, a, np.ones(shape, bool))
+        return a, b, V(1)
+    if src0_kind == "const":
+        return np.uint32(5), b, C(133)                     # inline constant 5
+    if src0_kind == "literal":
+        return np.uint32(0x8000001F), b, L(0x8000001F)
+    a = np.array([[0xFFFFFFFF], [1], [0x80000000]], np.uint32) if src0_kind == "sgpr_per_wave" \
+        else np.uint32(0xFFFFFFFF)
+    g.s[30] = np.broadcast_to(a, (g.n, 1))[:, 0]
+    return a, b, S(30)
+
+
 @pytest.mark.parametrize("wave64", [False, True])
 @pytest.mark.parametrize("layout", ["lanes", "per_wave", "uniform_sgpr"])
 def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout, rng):
@@ -157,21 +181,7 @@ def test_carry_ops_match_integer_arithmetic(name, form, wave64, src0_kind, rng):
     sub, rev, has_cin = CARRY[name]
     g = group(3, wave64)
     shape = (g.n, g.lanes)
-    b = _u32(rng, shape)
-    fill(g, 2, b)
-    if src0_kind == "vgpr":
-        a = _u32(rng, shape)
-        fill(g, 1, a)
-        src0 = V(1)
-    elif src0_kind == "per_wave_vgpr":
-        a = np.array([[0xFFFFFFFF], [0], [0x80000000]], np.uint32)
-        g.set_vgpr(1, a, np.ones(shape, bool))
-        src0 = V(1)
-    else:
-        a = np.array([[0xFFFFFFFF], [1], [0x80000000]], np.uint32) if src0_kind == "sgpr_per_wave" \
-            else np.uint32(0xFFFFFFFF)
-        g.s[30] = np.broadcast_to(a, (g.n, 1))[:, 0]
-        src0 = S(30)
+    a, b, src0 = _sources(g, rng, src0_kind)
     cin = rng.integers(0, 2, shape).astype(bool)
     cin_idx = VCC if form == "VOP2" else 40
     g.set_lane_mask(cin_idx, cin)
@@ -289,20 +299,7 @@ PLAIN = {"v_mov_b32": lambda a, b: a, "v_and_b32": lambda a, b: a & b, "v_or_b32
 def test_plain_32bit_ops_match_integer_arithmetic_under_exec(name, form, src0_kind, rng):
     g = group(3, False)
     shape = (g.n, g.lanes)
-    b = _u32(rng, shape)
-    fill(g, 2, b)
-    if src0_kind == "vgpr":
-        a = _u32(rng, shape)
-        fill(g, 1, a)
-        src0 = V(1)
-    elif src0_kind == "sgpr_per_wave":
-        a = np.array([[33], [0xFFFFFFFF], [7]], np.uint32)
-        g.s[30] = a[:, 0]
-        src0 = S(30)
-    elif src0_kind == "const":
-        a, src0 = np.uint32(5), C(133)                  # inline constant 5
-    else:
-        a, src0 = np.uint32(0x8000001F), L(0x8000001F)
+    a, b, src0 = _sources(g, rng, src0_kind)
     ex = _exec(rng, g, False)
     g.set_exec(ex)
     old = g.vgpr(0).copy()
@@ -324,20 +321,7 @@ def test_integer_compares_match_the_table_path_and_integer_order(name, form, src
     results = []
     for path in ("fast", "table"):
         g = group(3, True)
-        shape = (g.n, g.lanes)
-        b = _u32(np.random.default_rng(5), shape)
-        fill(g, 2, b)
-        if src0_kind == "vgpr":
-            a = _u32(np.random.default_rng(6), shape)
-            a[:, ::3] = b[:, ::3]                          # equal pairs too
-            fill(g, 1, a)
-            src0 = V(1)
-        elif src0_kind == "sgpr_per_wave":
-            a = np.array([[0], [0x80000000], [0xFFFFFFFE]], np.uint32)
-            g.s[30] = a[:, 0]
-            src0 = S(30)
-        else:
-            a, src0 = np.uint32(1), C(129)
+        a, b, src0 = _sources(g, np.random.default_rng(5), src0_kind)
         g.set_exec(_exec(np.random.default_rng(7), g, True))
         ops = dict(src0=src0, src1=V(2)) | (dict(sdst=S(20)) if form == "VOP3" else {})
         i = inst(name, form, **ops)
