@@ -2,8 +2,9 @@
 
 wave-instructions/s and lane-ops/s on (a) a 1M-element f32 add, (b) a naive 256x256 f32 matmul with one
 work-item per output, (c) an LDS tree reduction, (d) a divergent loop: Collatz steps of 1..64K (2048
-waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count; and the
-first-dispatch latency of a never-seen kernel (decode + handler build included), in this process and in
+waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count; (e) scratch
+stores and loads of 64K lanes in emulator memory and in a driver-style backing (the hardware's swizzled
+layout); and the first-dispatch latency of a never-seen kernel (decode + handler build included), in this process and in
 a fresh one. Kernels are the committed fixtures in fixtures/amd/cl/.
 """
 from __future__ import annotations
@@ -76,6 +77,32 @@ def bench_collatz(n):
     return t, c
 
 
+SCRATCH_KERNEL = """
+v_mov_b32 v1, v0
+v_add_nc_u32 v2, 1, v0
+v_add_nc_u32 v3, 2, v0
+v_add_nc_u32 v4, 3, v0
+""" + """
+scratch_store_b128 off, v[1:4], off offset:16
+scratch_store_b32 off, v1, off offset:36
+scratch_load_b128 v[5:8], off, off offset:16
+scratch_load_b32 v9, off, off offset:36
+s_waitcnt vmcnt(0)
+v_add_nc_u32 v1, v5, v9
+""" * 8 + "s_endpgm\n"
+
+
+def bench_scratch(backing: bool, n=1 << 16, per_lane=64):
+    from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
+    from gputwin.emu.amd.isa import assemble
+    arena = Arena()
+    base = arena.alloc(n * per_lane) if backing else None
+    d = Dispatch(code_address=0, code=assemble(SCRATCH_KERNEL, "gfx1100"), grid=(n // 256, 1, 1), block=(256, 1, 1),
+                 scratch_bytes_per_lane=per_lane, scratch_base=base)
+    run_dispatch(arena.mem, d)
+    return _timed(lambda: run_dispatch(arena.mem, d))
+
+
 def first_dispatch_latency():
     arena = Arena()
     program._CACHE.clear()
@@ -108,7 +135,9 @@ def cold_first_dispatch_latency():
 def main():
     for label, fn in (("add 1M f32", bench_add), ("matmul 256 naive", bench_matmul), ("lds reduce 256K", bench_reduce),
                       ("divergent loop 64K", lambda: bench_collatz(1 << 16)),
-                      ("divergent loop 4K", lambda: bench_collatz(1 << 12))):
+                      ("divergent loop 4K", lambda: bench_collatz(1 << 12)),
+                      ("scratch 64K private", lambda: bench_scratch(False)),
+                      ("scratch 64K backing", lambda: bench_scratch(True))):
         t, c = fn()
         print(f"{label}: {c.wave_insts / t / 1e6:.2f} M wave-insts/s")
         print(f"{label}: {c.lane_ops / t / 1e6:.1f} M lane-ops/s")

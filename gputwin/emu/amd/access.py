@@ -3,7 +3,9 @@
 The instruction families (vmem.py, lds.py) translate lane addresses into a backing uint8 buffer (a
 mapped region, the LDS of the workgroups, private scratch) plus one byte offset per active lane, then
 call these. Dword accesses use a uint32 view when everything is 4-byte aligned (the common case) and a
-byte gather otherwise. Lanes are processed in (wave, lane) order: where several lanes store to the same
+byte gather otherwise. Offsets are one start per lane (N,), or, for layouts where a lane's bytes are not
+contiguous (swizzled scratch, scratch.py), one offset per dword or per byte of the access (N, pieces).
+Lanes are processed in (wave, lane) order: where several lanes store to the same
 address the last one wins, and atomics on one address apply one after another in that order.
 """
 from __future__ import annotations
@@ -32,8 +34,28 @@ def _rows(buf: np.ndarray, offs: np.ndarray, ndw: int):
     return np.frombuffer(buf, U32).reshape(-1, ndw), offs >> (size.bit_length() - 1)
 
 
+def _byte_offsets(offs: np.ndarray, nbytes: int) -> np.ndarray:
+    """(N, nbytes): the offset of every byte of each lane's access, from starts (N,) or pieces (N, k)."""
+    if offs.ndim == 1:
+        return offs[:, None] + np.arange(nbytes)
+    piece = nbytes // offs.shape[1]
+    return (offs[:, :, None] + np.arange(piece)).reshape(offs.shape[0], nbytes)
+
+
+def _dword_pieces(buf: np.ndarray, offs: np.ndarray, ndw: int):
+    """(uint32 view, (N, ndw) indices) for pieces that are aligned dwords, else None."""
+    if offs.shape[1] != ndw or buf.ctypes.data % 4 or (offs.size and np.bitwise_or.reduce(offs.ravel()) % 4):
+        return None
+    return np.frombuffer(buf, U32, count=buf.size // 4), offs >> 2
+
+
 def gather(buf: np.ndarray, offs: np.ndarray, ndw: int) -> np.ndarray:
     """uint32 (N, ndw): ndw consecutive dwords at each byte offset."""
+    if offs.ndim == 2:
+        w = _dword_pieces(buf, offs, ndw)
+        if w is not None:
+            return np.take(w[0], w[1])
+        return np.ascontiguousarray(buf[_byte_offsets(offs, 4 * ndw)]).view("<u4").reshape(-1, ndw)
     rows = _rows(buf, offs, ndw)
     if rows is not None:
         return np.take(rows[0], rows[1], axis=0)
@@ -50,6 +72,13 @@ def gather(buf: np.ndarray, offs: np.ndarray, ndw: int) -> np.ndarray:
 def scatter(buf: np.ndarray, offs: np.ndarray, data: np.ndarray) -> None:
     """Store uint32 data (N, ndw) at each byte offset."""
     ndw = data.shape[1]
+    if offs.ndim == 2:
+        w = _dword_pieces(buf, offs, ndw)
+        if w is not None:
+            w[0][w[1]] = data
+        else:
+            buf[_byte_offsets(offs, 4 * ndw)] = np.ascontiguousarray(data, "<u4").view(np.uint8).reshape(-1, 4 * ndw)
+        return
     rows = _rows(buf, offs, ndw)
     if rows is not None:        # aligned rows never partly overlap: the last lane to a row wins, as below
         rows[0][rows[1]] = data
@@ -67,12 +96,18 @@ def scatter(buf: np.ndarray, offs: np.ndarray, data: np.ndarray) -> None:
 
 def gather_bytes(buf: np.ndarray, offs: np.ndarray, nbytes: int) -> np.ndarray:
     """uint32 (N,): an nbytes (1 or 2) little-endian value at each offset, zero-extended."""
+    if offs.ndim == 2:          # one offset per byte
+        b = buf[offs].astype(U32)
+        return b[:, 0] if nbytes == 1 else b[:, 0] | (b[:, 1] << U32(8))
     if nbytes == 1:
         return buf[offs].astype(U32)
     return buf[offs].astype(U32) | (buf[offs + 1].astype(U32) << U32(8))
 
 
 def scatter_bytes(buf: np.ndarray, offs: np.ndarray, values: np.ndarray, nbytes: int) -> None:
+    if offs.ndim == 2:          # one offset per byte
+        buf[offs] = ((values[:, None] >> (U32(8) * np.arange(nbytes, dtype=U32))) & U32(0xFF)).astype(np.uint8)
+        return
     buf[offs] = (values & U32(0xFF)).astype(np.uint8)
     if nbytes == 2:
         buf[offs + 1] = ((values >> U32(8)) & U32(0xFF)).astype(np.uint8)

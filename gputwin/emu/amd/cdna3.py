@@ -46,10 +46,15 @@ def handler(inst, build):
     """A handler for GFX9-only forms (AGPR operands, MFMA, SDWA, v_cmpx with SDST); None for the rest.
     `build` builds the handler of an ordinary instruction (program._build: faults propagate to build_handler)."""
     ops = inst.operands
-    if inst.encoding == "MTBUF":      # GFX9 splits FORMAT into DFMT/NFMT: mtbuf.py reads the gfx11 unified one
-        raise IllegalInstruction(f"{inst.op}: gfx942 typed buffer (DFMT/NFMT) accesses are not modelled")
+    if inst.encoding == "MTBUF" or inst.encoding == "MUBUF" and "_format_" in inst.op:   # GFX9 DFMT/NFMT
+        from gputwin.emu.amd import mubuf
+        return mubuf.build(_lower(inst), gfx9=True)
     if inst.op in GFX9_VALU or inst.op in GFX9_DERIVED:
         _register_valu()
+    fp8_name = _fp8_names().get(inst.op)
+    if fp8_name is not None:            # FNUZ 8-bit floats run under internal names (valu/fp8.py)
+        inst = dataclasses.replace(inst, op=fp8_name)
+        return handler(inst, build) or build(inst)
     if not (inst.extra or inst.op.startswith(("v_mfma", "v_accvgpr", "v_cmpx")) or
             any(o.kind == "agpr" for o in ops.values())):
         return None
@@ -121,6 +126,15 @@ def _register_valu() -> None:
         valu.OPS.setdefault(name, dataclasses.replace(valu.OPS[base], **changes))
 
 
+@functools.cache
+def _fp8_names() -> dict[str, str]:
+    from gputwin.emu.amd import valu
+    from gputwin.emu.amd.valu import fp8
+    ops, names = fp8.cdna3_ops()
+    valu.OPS.update(ops)
+    return names
+
+
 def _lower(inst):
     """AGPR operands -> register slots 256 + i."""
     ops = inst.operands
@@ -174,12 +188,16 @@ def _sdwa(inst, build):
             ops[role] = Operand("vgpr", slot, 1)
     dst_sel, unused = x.get("dst_sel", 6), x.get("dst_unused", 0)
     vdst = ops.get("vdst")
-    if vdst is not None and vdst.kind != "vgpr":
-        vdst = None                          # VOPC: the SDST lane mask, written by the core
-    if vdst is not None:
-        ops["vdst"] = Operand("vgpr", _TD, 1)
     from gputwin.emu.amd import valu
     op = valu.OPS.get(inst.op)
+    if vdst is not None and vdst.kind != "vgpr":
+        vdst = None                          # VOPC: the SDST lane mask, written by the core
+    elif vdst is not None and op is not None and op.dst in ("b64", "u64", "f64"):
+        if dst_sel != 6:                     # a 64-bit result (v_cvt_pk_f32_fp8): only DWORD placement
+            raise IllegalInstruction(f"{inst.op}: SDWA dst_sel {dst_sel} on a 64-bit result")
+        vdst = None                          # written whole by the core
+    if vdst is not None:
+        ops["vdst"] = Operand("vgpr", _TD, 1)
     low = U32(0xFFFF) if op is not None and op.dst in _HALF else U32(0xFFFFFFFF)   # a 16-bit result
     core = build(dataclasses.replace(inst, encoding="VOP3" if inst.encoding != "VOPC" else "VOP3", operands=ops,
                                      extra={}))

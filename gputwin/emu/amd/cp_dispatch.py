@@ -63,9 +63,15 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
     user = [q.sh_reg(r.regCOMPUTE_USER_DATA_0 + i) for i in range(n_user)]
     code = ((q.sh_reg(r.regCOMPUTE_PGM_HI) << 32) | q.sh_reg(r.regCOMPUTE_PGM_LO)) << 8
 
-    scratch_per_lane, scratch_base = 0, None
+    scratch_per_lane, scratch_base, scratch_waves = 0, None, None
     if r.COMPUTE_PGM_RSRC2__SCRATCH_EN.get(rsrc2):
-        wavesize = r.COMPUTE_TMPRING_SIZE__WAVESIZE.get(q.sh_reg(r.regCOMPUTE_TMPRING_SIZE))
+        tmpring = q.sh_reg(r.regCOMPUTE_TMPRING_SIZE)
+        wavesize = r.COMPUTE_TMPRING_SIZE__WAVESIZE.get(tmpring)
+        # WAVES counts the slots of one shader engine on gfx11+ and of one XCC on gfx9 (ROCr's
+        # amd_aql_queue.cpp); the emulator lays every engine's (XCC's) slots end to end
+        per = profile.num_xcc if profile.arch.startswith("gfx9") else \
+            profile.array_count // profile.simd_arrays_per_engine
+        scratch_waves = r.COMPUTE_TMPRING_SIZE__WAVES.get(tmpring) * per
         scratch_per_lane = wavesize * profile.scratch_wave_granule // (64 if wave64 else 32)
         base = (q.sh_reg(r.regCOMPUTE_DISPATCH_SCRATCH_BASE_HI) << 32
                 | q.sh_reg(r.regCOMPUTE_DISPATCH_SCRATCH_BASE_LO)) << 8
@@ -73,4 +79,4 @@ def build_dispatch(q: "ComputeQueue", dim_x: int, dim_y: int, dim_z: int, initia
     group_segment, q.group_segment = q.group_segment, None   # a marker describes one dispatch
     return Dispatch(code_address=code, grid=dims, block=block, wave64=wave64, user_sgprs=user,
                     rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, scratch_bytes_per_lane=scratch_per_lane,
-                    scratch_base=scratch_base, group_segment=group_segment)
+                    scratch_base=scratch_base, scratch_waves=scratch_waves, group_segment=group_segment)

@@ -17,6 +17,7 @@ from gputwin.emu.amd import cdna3, gfx12
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
+from gputwin.emu.amd.scratch import Scratch
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
 from gputwin.emu.progress import Progress
@@ -43,6 +44,8 @@ class Dispatch:
     lds_bytes: int = 0
     scratch_bytes_per_lane: int = 0
     scratch_base: int | None = None
+    scratch_waves: int | None = None                # wave slots in the backing (TMPRING_SIZE.WAVES x SEs);
+                                                    # None: as many as its mapping holds
     code: bytes | None = None                       # the code itself, instead of fetching it from mem
     group_segment: int | None = None                # LDS bytes the kernel declared, when known (sanitizers)
 
@@ -69,8 +72,7 @@ class Context:
     lanes: int
     lds: np.ndarray                 # uint8 (workgroups * lds_bytes,)
     lds_bytes: int
-    scratch: np.ndarray | None      # uint8 private scratch, (waves * lanes * scratch_bytes,) or None
-    scratch_bytes: int
+    scratch: Scratch                # where each lane's private bytes live (scratch.py)
     first_wave: int                 # global id of the batch's first wave
     ended: np.ndarray = field(default=None)   # waves ended per workgroup of the batch
     steps: int = 0
@@ -160,9 +162,6 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
         wd = watchdog.Watchdog(watchdog_s, watchdog_insts)
     prog, base, entry = _fetch(mem, dispatch, arch, session is not None)
     d = dispatch
-    if d.scratch_base is not None and d.scratch_bytes_per_lane and mem.find(d.scratch_base) is None:
-        raise MemoryFault("scratch backing (COMPUTE_DISPATCH_SCRATCH_BASE) is not mapped", address=d.scratch_base,
-                          pc=d.code_address)
     gx, gy, gz = (int(v) for v in d.grid)
     bx, by, bz = (int(v) for v in d.block)
     if min(gx, gy, gz, bx, by, bz) < 1 or bx * by * bz > 1024:
@@ -176,6 +175,8 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     per_lane = max(4 * vgprs, int(d.scratch_bytes_per_lane))
     batch_lanes = min(MAX_BATCH_LANES, MAX_BATCH_STATE_BYTES // per_lane)
     per_batch = max(1, batch_lanes // (wpg * lanes))
+    if d.scratch_base is not None and d.scratch_bytes_per_lane:
+        per_batch = min(per_batch, _scratch_slots(mem, d, lanes) // wpg)   # waves in flight hold one slot each
     counters = Counters()
     progress = Progress(f"{arch} dispatch", nwg * wpg)
     try:
@@ -194,6 +195,37 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
     return counters
 
 
+def _scratch_slots(mem: AddressSpace, d: Dispatch, lanes: int) -> int:
+    """Wave slots of the scratch backing that a batch may use; MemoryFault when the backing is not mapped
+    or cannot hold one workgroup's waves (the hardware would never launch it)."""
+    region = mem.find(d.scratch_base)
+    if region is None:
+        raise MemoryFault("scratch backing (COMPUTE_DISPATCH_SCRATCH_BASE) is not mapped", address=d.scratch_base,
+                          pc=d.code_address)
+    wave_bytes = int(d.scratch_bytes_per_lane) * lanes
+    room = (region.end - d.scratch_base) // wave_bytes
+    slots = room if d.scratch_waves is None else int(d.scratch_waves)
+    if slots > room:
+        raise MemoryFault(f"scratch backing mapping holds {room} wave slots of {wave_bytes} bytes, fewer than the "
+                          f"{slots} that COMPUTE_TMPRING_SIZE promises", address=d.scratch_base, pc=d.code_address)
+    wpg = -(-int(np.prod(d.block)) // lanes)
+    if slots < wpg:
+        raise MemoryFault(f"scratch backing holds {slots} wave slots of {wave_bytes} bytes (TMPRING_SIZE and its "
+                          f"mapping), fewer than the {wpg} waves of one workgroup", address=d.scratch_base,
+                          pc=d.code_address)
+    return slots
+
+
+def _scratch_for(mem: AddressSpace, d: Dispatch, nwaves: int, lanes: int, first_wave: int) -> Scratch:
+    """The batch's private memory: slots 0..nwaves-1 of the backing when one is given, else emulator memory."""
+    per_lane = int(d.scratch_bytes_per_lane)
+    if d.scratch_base is None or not per_lane:
+        return Scratch(np.zeros(nwaves * lanes * per_lane, np.uint8), per_lane, lanes, first_wave, nwaves)
+    region = mem.find(d.scratch_base)
+    return Scratch(region.data, per_lane, lanes, first_wave, nwaves, base=d.scratch_base - region.base,
+                   swizzled=True)
+
+
 def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, wpg: int, lanes: int,
                wd, progress: Progress, session: Session | None) -> Counters:
     gx, gy = int(d.grid[0]), int(d.grid[1])
@@ -203,11 +235,9 @@ def _run_batch(mem, d: Dispatch, prog, base: int, entry: int, wgs: np.ndarray, w
     if lds_bytes > MAX_LDS:
         raise ValueError(f"LDS of {lds_bytes} bytes exceeds the {MAX_LDS} bytes a workgroup can have")
     nwaves = nb * wpg
-    sbytes = int(d.scratch_bytes_per_lane)
     ctx = Context(mem=mem, code_address=base, waves_per_group=wpg, lanes=lanes,
                   lds=np.zeros(nb * lds_bytes, np.uint8), lds_bytes=lds_bytes,
-                  scratch=np.zeros(nwaves * lanes * sbytes, np.uint8) if sbytes else None,
-                  scratch_bytes=sbytes, first_wave=int(wgs[0]) * wpg,
+                  scratch=_scratch_for(mem, d, nwaves, lanes, int(wgs[0]) * wpg), first_wave=int(wgs[0]) * wpg,
                   ended=np.zeros(nb, np.int64), sanitizer=session)
     if session is not None:
         session.start_batch(nb * lds_bytes, nb)
@@ -249,5 +279,6 @@ def _init_sgprs(g: WaveGroup, d: Dispatch, wg_ids: np.ndarray, gx: int, gy: int)
         wpg = g.ctx.waves_per_group
         g.s[i] = wpg | (g.waves % wpg).astype(np.uint32) << 20
         i += 1
-    if d.rsrc2 & 1:
-        g.s[i] = 0   # private segment wave byte offset: scratch is addressed per lane from 0
+    if d.rsrc2 & 1:      # private segment wave byte offset: the wave's slot in the backing (0 without one)
+        sc = g.ctx.scratch
+        g.s[i] = ((g.waves - sc.first_wave) * (sc.lanes * sc.per_lane)).astype(np.uint32) if sc.swizzled else 0

@@ -1,14 +1,20 @@
-"""MTBUF (gfx11/gfx12 tbuffer_load_format_* / tbuffer_store_format_*): buffer accesses typed by the
-instruction's unified FORMAT field, addressed and range-checked like MUBUF (mubuf.py).
+"""MTBUF (tbuffer_load_format_* / tbuffer_store_format_*): buffer accesses typed by the instruction's
+FORMAT field, addressed and range-checked like MUBUF (mubuf.py).
 
-Format numbers are the generated table's (LLVM's BUF_FMT_* names, `Table.buf_format`). Modelled: formats
-whose components are all 8, 16 or 32 bits of type UINT, SINT or FLOAT (16/32-bit). Component c of the
-element sits at byte c * size. Loads (RDNA3 ISA guide, "Buffer Instructions": data-format conversion):
-UINT zero-extends, SINT sign-extends, 16-bit FLOAT converts exactly to f32 (NaNs quieted, payload kept);
-components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for FLOAT formats).
-Stores write the components both have, 32-bit formats only (narrowing conversions are not documented
-bit-exactly). Each component is range-checked on its own; out of range reads 0 and is not written.
-Not modelled (IllegalInstruction): NORM/SCALED and packed (10_11_11, 2_10_10_10...) formats, d16 forms,
+Formats: on gfx11/gfx12 the unified FORMAT number of the generated table (LLVM's BUF_FMT_* names,
+`Table.buf_format`); on gfx942 the GFX9 pair DFMT (FORMAT[3:0]: 1 = 8, 2 = 16, 3 = 8_8, 4 = 32,
+5 = 16_16, 10 = 8_8_8_8, 11 = 32_32, 12 = 16_16_16_16, 13 = 32_32_32, 14 = 32_32_32_32) and NFMT
+(FORMAT[6:4]: 0 UNORM, 1 SNORM, 2 USCALED, 3 SSCALED, 4 UINT, 5 SINT, 7 FLOAT; LLVM's SIDefines.h).
+Modelled: formats whose components are all 8, 16 or 32 bits. Component c of the element sits at byte
+c * size. Loads (RDNA3 ISA guide, "Buffer Instructions": data-format conversion):
+UINT zero-extends, SINT sign-extends, 16-bit FLOAT converts exactly to f32 (NaNs quieted, payload kept),
+UNORM gives v / (2^n - 1), SNORM max(v / (2^(n-1) - 1), -1.0) (the most negative code is -1.0, as
+-(2^(n-1) - 1) is), USCALED / SSCALED the integer as f32 (exact); the quotients are rounded once to
+nearest even (DECISION: the guide gives the formula, not the rounding; to confirm on hardware).
+Components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for float results).
+Stores write the components both have, 32-bit UINT/SINT/FLOAT formats only (narrowing conversions are
+not documented bit-exactly). Each component is range-checked on its own; out of range reads 0 and is
+not written. Not modelled (IllegalInstruction): packed (10_11_11, 2_10_10_10...) formats, d16 forms,
 narrow stores, tfe.
 """
 from __future__ import annotations
@@ -27,89 +33,150 @@ U32, U64 = np.uint32, np.uint64
 _COMPS = {"x": 1, "xy": 2, "xyz": 3, "xyzw": 4}
 
 
+_GFX9_DFMT = {1: "8", 2: "16", 3: "8_8", 4: "32", 5: "16_16", 6: "10_11_11", 7: "11_11_10", 8: "10_10_10_2",
+              9: "2_10_10_10", 10: "8_8_8_8", 11: "32_32", 12: "16_16_16_16", 13: "32_32_32", 14: "32_32_32_32"}
+_GFX9_NFMT = {0: "UNORM", 1: "SNORM", 2: "USCALED", 3: "SSCALED", 4: "UINT", 5: "SINT", 7: "FLOAT"}
+_KINDS = "UINT|SINT|FLOAT|UNORM|SNORM|USCALED|SSCALED"
+
+
 @functools.cache
-def _format(value: int):
-    """(component bits, type) of a unified buffer format, or None when it is not one of the modelled kinds."""
+def _format_name(value: int, gfx9: bool) -> str:
+    if gfx9:
+        dfmt, nfmt = value & 0xF, value >> 4
+        return f"BUF_FMT_{_GFX9_DFMT.get(dfmt, f'dfmt{dfmt}')}_{_GFX9_NFMT.get(nfmt, f'nfmt{nfmt}')}"
     from gputwin.emu.amd.isa.table import load
-    name = load("gfx1100").buf_format.get(value, "").strip("[]")
     if value == 1:
-        name = "BUF_FMT_8_UNORM"                                   # the default LLVM does not print
-    m = re.fullmatch(r"BUF_FMT_((?:\d+_)+)(UINT|SINT|FLOAT)", name)
+        return "BUF_FMT_8_UNORM"                                   # the default LLVM does not print
+    return load("gfx1100").buf_format.get(value, "").strip("[]") or str(value)
+
+
+@functools.cache
+def _format(value: int, gfx9: bool = False):
+    """((component bits, count, type) or None when it is not one of the modelled kinds, its name)."""
+    name = _format_name(value, gfx9)
+    m = re.fullmatch(rf"BUF_FMT_((?:\d+_)+)({_KINDS})", name)
     if m is None:
-        return None, name or str(value)
-    bits = [int(b) for b in m.group(1).rstrip("_").split("_")]
-    if len(set(bits)) != 1 or bits[0] not in (8, 16, 32) or m.group(2) == "FLOAT" and bits[0] == 8:
         return None, name
-    return (bits[0], len(bits), m.group(2)), name
+    bits = [int(b) for b in m.group(1).rstrip("_").split("_")]
+    kind = m.group(2)
+    if len(set(bits)) != 1 or bits[0] not in (8, 16, 32) or kind == "FLOAT" and bits[0] == 8 or \
+            bits[0] == 32 and kind not in ("UINT", "SINT", "FLOAT"):
+        return None, name
+    return (bits[0], len(bits), kind), name
 
 
-def build(inst):
-    op = inst.op
-    m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", op)
-    spec, name = _format(int(inst.extra.get("format", 0)))
+def build(inst, gfx9: bool = False):
+    """tbuffer_*: the format is the instruction's."""
+    m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
+    spec = _checked(inst, m, int(inst.extra.get("format", 0)), gfx9)
+    return _build(inst, m, lambda g: [(spec, None)])
+
+
+_IDENTITY_DST_SEL = 4 | 5 << 3 | 6 << 6 | 7 << 9     # V# DST_SEL_X..W = X, Y, Z, W
+
+
+def build_buffer_format(inst, gfx9: bool = False):
+    """buffer_load/store_format_*: the format is the V#'s (gfx11 FORMAT [114:108]; GFX9 NUM_FORMAT
+    [110:108], DATA_FORMAT [114:111]), one per wave. DST_SEL other than X, Y, Z, W is not modelled."""
+    m = re.fullmatch(r"buffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
+    if m is None:
+        raise IllegalInstruction(f"{inst.op} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+    rsrc = inst.operands["srsrc"].index
+
+    def formats(g):
+        w3 = g.sgpr(rsrc + 3).astype(np.int64)
+        if m.group(1) == "load" and ((w3 & 0xFFF) != _IDENTITY_DST_SEL).any():
+            raise IllegalInstruction(f"{inst.op}: V# DST_SEL {int(w3[0] & 0xFFF):#x} other than X, Y, Z, W is not "
+                                     f"modelled")
+        value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x7F
+        return [(_checked(inst, m, int(v), gfx9), value == v) for v in np.unique(value)]
+    return _build(inst, m, formats)
+
+
+def _checked(inst, m, value: int, gfx9: bool):
+    spec, name = _format(value, gfx9)
     if m is None or spec is None:
-        raise IllegalInstruction(f"{op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+        raise IllegalInstruction(f"{inst.op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+    if m.group(1) == "store" and spec[0] != 32:
+        raise IllegalInstruction(f"{inst.op}: stores to the narrow format {name} are not modelled")
+    return spec
+
+
+def _build(inst, m, formats):
     if inst.extra.get("tfe"):
-        raise IllegalInstruction(f"{op} with tfe (texture fail enable) is not modelled")
-    bits, nfmt, kind = spec
-    ninst = _COMPS[m.group(2)]
-    if m.group(1) == "store" and bits != 32:
-        raise IllegalInstruction(f"{op}: stores to the narrow format {name} are not modelled")
-    addr = _Addr(inst)
-    return (_load if m.group(1) == "load" else _store)(inst, addr, bits // 8, nfmt, kind, ninst)
+        raise IllegalInstruction(f"{inst.op} with tfe (texture fail enable) is not modelled")
+    return (_load if m.group(1) == "load" else _store)(inst, _Addr(inst), formats, _COMPS[m.group(2)])
 
 
 def _convert(raw, size: int, kind: str):
     if size == 4:
         return raw
+    sh = U32(32 - 8 * size)
+    signed = ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size))
     if kind == "SINT":
-        sh = U32(32 - 8 * size)
-        return ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size)).view(U32)
+        return signed.view(U32)
     if kind == "FLOAT":                                           # 16-bit float -> f32, exact
         with np.errstate(invalid="ignore"):
             f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
         return quiet(f, F32)
-    return raw
+    top = float((1 << (8 * size - 1)) - 1)                        # 2^(n-1) - 1
+    # float64 quotients round to f32 correctly: v / (2^n - 1) never lies within 2^-53 of an f32 midpoint
+    convert = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
+               "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}.get(kind)
+    if convert is None:
+        return raw
+    return convert().astype(np.float32).view(U32)
 
 
-def _load(inst, addr, size, nfmt, kind, ninst):
+def _load(inst, addr, formats, ninst):
     dst = inst.operands["vdst"].index
-    one = U32(0x3F800000) if kind == "FLOAT" else U32(1)
 
     def h(g):
         if g.exec_count == 0:
             return
-        act = g.exec.reshape(-1)
+        act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
+        out = [np.zeros(act_all.size, U32) for _ in range(ninst)]
+        for (bits, nfmt, kind), waves in formats(g):
+            size = bits // 8
+            lanes = None if waves is None else np.repeat(waves, g.lanes)
+            act = act_all if lanes is None else act_all & lanes
+            one = U32(1) if kind in ("UINT", "SINT") else U32(0x3F800000)
+            for c in range(ninst):
+                data = np.zeros(act.size, U32)
+                if c >= nfmt:
+                    data[:] = one if c == 3 else U32(0)
+                else:
+                    sel = act & check(c * size, size)
+                    if sel.any():
+                        for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
+                            part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
+                                access.gather_bytes(buf, offs, size)
+                            idx = np.flatnonzero(sel)
+                            data[idx if sub is None else idx[sub]] = part
+                    data = _convert(data, size, kind)
+                out[c] = data if lanes is None else np.where(lanes, data, out[c])
         for c in range(ninst):
-            data = np.zeros(act.size, U32)
-            if c >= nfmt:
-                data[:] = one if c == 3 else U32(0)
-            else:
-                sel = act & check(c * size, size)
-                if sel.any():
-                    for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
-                        part = access.gather(buf, offs, 1)[:, 0] if size == 4 else access.gather_bytes(buf, offs, size)
-                        idx = np.flatnonzero(sel)
-                        data[idx if sub is None else idx[sub]] = part
-                data = _convert(data, size, kind)
-            g.set_vgpr(dst + c, data.reshape(g.n, g.lanes))
+            g.set_vgpr(dst + c, out[c].reshape(g.n, g.lanes))
     return h
 
 
-def _store(inst, addr, size, nfmt, kind, ninst):
+def _store(inst, addr, formats, ninst):
     src = inst.operands["vdata"].index
 
     def h(g):
         if g.exec_count == 0:
             return
-        act = g.exec.reshape(-1)
+        act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
-        for c in range(min(ninst, nfmt)):
-            sel = act & check(c * size, size)
-            if not sel.any():
-                continue
-            val = g.vgpr(src + c).reshape(-1)[sel]
-            for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
-                access.scatter(buf, offs, (val if sub is None else val[sub])[:, None])
+        for (bits, nfmt, kind), waves in formats(g):
+            size = bits // 8
+            act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
+            for c in range(min(ninst, nfmt)):
+                sel = act & check(c * size, size)
+                if not sel.any():
+                    continue
+                val = g.vgpr(src + c).reshape(-1)[sel]
+                for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
+                    access.scatter(buf, offs, (val if sub is None else val[sub])[:, None])
     return h

@@ -14,8 +14,8 @@ its own, by OOB_SELECT:
     3: index * stride + offset + end of the dword <= NUM_RECORDS  (raw buffers)
 Out-of-range dwords read 0 and are not written; an out-of-range atomic does nothing and returns 0.
 In-range addresses go through the address space like GLOBAL accesses (MemoryFault when unmapped).
-tbuffer_* (MTBUF) go to mtbuf.py. Swizzled buffers, ADD_TID_ENABLE, non-buffer TYPEs, buffer_*_format_* and LDS-direct
-forms and tfe raise IllegalInstruction naming what is missing. docs/emulator.md records the decisions.
+tbuffer_* (MTBUF) and buffer_*_format_* (typed by the V#) go to mtbuf.py. Swizzled buffers, ADD_TID_ENABLE,
+non-buffer TYPEs, LDS-direct forms and tfe raise IllegalInstruction naming what is missing. docs/emulator.md records the decisions.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from gputwin.errors import IllegalInstruction, MemoryFault
 U32, U64 = np.uint32, np.uint64
 
 
-def build(inst):
+def build(inst, gfx9: bool = False):
     op = inst.op
     # cache invalidates / write-backs (gfx11 GL0/GL1; gfx942 buffer_inv, buffer_wbl2 with SC/NT scope bits):
     # emulated memory has no caches, every access already sees every earlier one
@@ -36,8 +36,11 @@ def build(inst):
         return lambda g: None
     if op.startswith("tbuffer_"):         # MTBUF (gfx12: VBUFFER tbuffer_*): typed by the FORMAT field
         from gputwin.emu.amd import mtbuf
-        return mtbuf.build(inst)
+        return mtbuf.build(inst, gfx9)
     _, kind, rest = op.split("_", 2) if op.count("_") >= 2 else (None, None, None)
+    if kind in ("load", "store") and rest.startswith("format_"):   # typed by the V#'s format (mtbuf.py)
+        from gputwin.emu.amd import mtbuf
+        return mtbuf.build_buffer_format(inst, gfx9)
     if kind not in ("load", "store", "atomic") or "format" in rest or rest.startswith("lds"):
         return None                       # reported by the program as not modelled
     if inst.extra.get("tfe"):

@@ -6,7 +6,8 @@ Addresses (per lane, only EXEC lanes access memory):
 - FLAT: the 64-bit vaddr + offset, routed by aperture: the shared aperture reaches the workgroup's LDS,
   the private aperture the lane's scratch, anything else global memory.
 - SCRATCH: saddr (32-bit, when present) + vaddr (when SVE) + offset, an offset into the lane's private
-  scratch (scratch_bytes_per_lane bytes of emulator memory per lane; see docs/emulator.md).
+  scratch (scratch_bytes_per_lane bytes per lane; scratch.py places them: the driver's backing, swizzled
+  as the hardware does, or emulator memory).
 Faults carry the first bad lane's address and its wave.
 """
 from __future__ import annotations
@@ -67,15 +68,8 @@ def global_targets(g, addrs: np.ndarray, nbytes: int, write: bool):
 
 def _scratch_targets(g, offs: np.ndarray, lane_ids: np.ndarray, nbytes: int, write: bool):
     """Private scratch: offs are per-lane byte offsets; lane_ids the flat (wave, lane) index of each."""
-    ctx = g.ctx
-    size = ctx.scratch_bytes
-    bad = (offs < 0) | (offs + nbytes > size)
-    if bad.any():
-        raise MemoryFault(f"scratch access outside the {size} private bytes per lane",
-                          address=int(offs[np.argmax(bad)]), write=write)
-    wave_local = lane_ids // ctx.lanes - ctx.first_wave
-    base = (wave_local * ctx.lanes + lane_ids % ctx.lanes) * size
-    return [(ctx.scratch, base + offs, None)]
+    scratch = g.ctx.scratch
+    return [(scratch.buf, scratch.locate(offs, lane_ids, nbytes, write), None)]
 
 
 def _lds_targets(g, offs, wg, nbytes):
@@ -137,6 +131,19 @@ class _Addr:
         if start >= 0:
             return view[start >> 2:], lsel >> U32(2)
         return view, (lsel >> U32(2)).astype(np.int64) + (start >> 2)
+
+    def uniform_scratch_offset(self, g) -> int | None:
+        """The private offset of a SCRATCH access when it is one value for every lane of the group (no
+        VGPR offset, a uniform SGPR), else None."""
+        if self.seg != "SCRATCH" or self.vaddr is not None:
+            return None
+        off = self.offset
+        if self.saddr is not None:
+            s = g.sgpr(self.saddr)
+            if not (s == s[0]).all():
+                return None
+            off += int(s[0])
+        return off & 0xFFFFFFFF
 
     def uniform_base(self, g) -> int | None:
         """The 64-bit base every lane adds its 32-bit VADDR to (the SGPR pair, or the VADDR high dwords),
@@ -264,6 +271,13 @@ def _build_load(inst, addr, nbytes, signed, half):
     def h(g):
         if g.exec_count == 0:
             return
+        if nbytes >= 4 and g.exec_full:
+            off = addr.uniform_scratch_offset(g)
+            rows = None if off is None else g.ctx.scratch.read_uniform(g.waves, off, ndw)
+            if rows is not None:
+                for k in range(ndw):
+                    g.set_vgpr(dst + k, rows[k])
+                return
         mask = _lanes(g)
         fast = addr.fast(g, mask, nbytes, False) if nbytes >= 4 else None
         if fast is not None:
@@ -309,6 +323,10 @@ def _build_store(inst, addr, nbytes, half):
     def h(g):
         if g.exec_count == 0:
             return
+        if nbytes >= 4 and g.exec_full:
+            off = addr.uniform_scratch_offset(g)
+            if off is not None and g.ctx.scratch.write_uniform(g.waves, off, [g.vgpr(src + k) for k in range(ndw)]):
+                return
         mask = _lanes(g)
         fast = addr.fast(g, mask, nbytes, True) if nbytes >= 4 else None
         if fast is not None:
@@ -362,6 +380,8 @@ def _build_atomic(inst, stem):
         cmp = read(g, data + w, mask) if name.startswith("cmpswap") else None
         old = np.empty(src.size, src.dtype)
         for buf, offs, sel in targets:
+            if offs.ndim == 2:
+                raise IllegalInstruction(f"{inst.op}: a 64-bit atomic on swizzled scratch is not modelled")
             if (offs % nbytes).any():
                 raise MemoryFault(f"{inst.op}: misaligned atomic", address=int(offs[np.argmax(offs % nbytes)]))
             s = slice(None) if sel is None else sel

@@ -104,11 +104,12 @@ def test_scratch_kernel_uses_the_tmpring_and_scratch_base(bare_gpu, hsaco):
     g = bare_gpu
     co = g.load(hsaco["v5"])
     k = LoadedKernel(co.kernels["scratch"], g.IMAGE, "gfx1100")
-    props = {"simd_count": 4, "simd_per_cu": 2, "array_count": 1, "simd_arrays_per_engine": 1,
-             "max_slots_scratch_cu": 4}
+    # 2 CUs x 12 slots over the emulated gfx1100's 6 shader engines (the emulator reads WAVES per engine)
+    props = {"simd_count": 4, "simd_per_cu": 2, "array_count": 12, "simd_arrays_per_engine": 2,
+             "max_slots_scratch_cu": 12}
     tmpring, size = scratch_layout(k.scratch_per_lane, "gfx1100", props)
     assert k.uses_scratch and regs.COMPUTE_TMPRING_SIZE__WAVESIZE.get(tmpring) * 256 >= 64 * k.scratch_per_lane
-    assert regs.COMPUTE_TMPRING_SIZE__WAVES.get(tmpring) == 8 and size == 8 * 256 * \
+    assert regs.COMPUTE_TMPRING_SIZE__WAVES.get(tmpring) == 4 and size == 24 * 256 * \
         regs.COMPUTE_TMPRING_SIZE__WAVESIZE.get(tmpring)
     SCRATCH = 0x4000_0000
     g.gpu.mem.map(SCRATCH, size)

@@ -14,6 +14,7 @@ from gputwin.emu.amd.dispatch import Context
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.watchdog import Watchdog
 from gputwin.emu.amd.program import Program
+from gputwin.emu.amd.scratch import Scratch
 from gputwin.emu.amd.standalone import Arena, load_kernel
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.memory import AddressSpace
@@ -45,8 +46,9 @@ def make_ctx(mem=None, *, waves_per_group=1, lanes=32, nwg=1, lds_bytes=0, scrat
     nwaves = nwg * waves_per_group
     return Context(mem=mem or AddressSpace(), code_address=code_address, waves_per_group=waves_per_group,
                    lanes=lanes, lds=np.zeros(nwg * lds_bytes, np.uint8), lds_bytes=lds_bytes,
-                   scratch=np.zeros(nwaves * lanes * scratch_bytes, np.uint8) if scratch_bytes else None,
-                   scratch_bytes=scratch_bytes, first_wave=0, ended=np.zeros(nwg, np.int64))
+                   scratch=Scratch(np.zeros(nwaves * lanes * scratch_bytes, np.uint8), scratch_bytes, lanes, 0,
+                                   nwaves),
+                   first_wave=0, ended=np.zeros(nwg, np.int64))
 
 
 def run(text: str, *, n=2, wave64=False, sgprs=None, vgprs=None, exec_mask=None, scc=None, mem=None,

@@ -235,8 +235,6 @@ def test_scratch_backing_must_be_mapped_when_given():
     assert arena.array(out, np.uint32, 32).tolist() == [3 + lane for lane in range(32)]
 
 
-@pytest.mark.xfail(strict=True, reason="the emulator keeps scratch in private memory even when scratch_base is "
-                                       "given (docs/contracts.md: the backing's VA); nothing lands in the backing")
 def test_scratch_stores_land_in_the_mapped_backing():
     text = "v_add_nc_u32 v1, 3, v0\nscratch_store_b32 off, v1, off"
     arena = Arena()
@@ -244,6 +242,157 @@ def test_scratch_stores_land_in_the_mapped_backing():
     run_dispatch(arena.mem, dispatch(text, block=(32, 1, 1), scratch_bytes_per_lane=16, scratch_base=backing))
     words = arena.array(backing, np.uint32, 1024)
     assert sorted(words[words != 0].tolist()) == [3 + lane for lane in range(32)]
+    assert words[:32].tolist() == [3 + lane for lane in range(32)]      # slot 0, dword 0 of each lane
+
+
+def _swizzled(slot, lane, byte, lanes, per_lane):
+    """Reference for the hardware's flat scratch layout: wave slots of lanes * per_lane bytes; inside a slot
+    dword k of lane L at (k * lanes + L) * 4."""
+    return slot * lanes * per_lane + (byte // 4 * lanes + lane) * 4 + byte % 4
+
+
+@pytest.mark.parametrize("wave64", [False, True])
+def test_scratch_backing_uses_the_hardware_swizzle_for_every_width_and_alignment(wave64):
+    # per lane: b128 at 16, b64 at 36 (4-aligned only), b32 at 50 (straddles dwords), b16 at 61, b8 at 7;
+    # each stored value encodes (width, lane, byte) so every byte's place is checked
+    lanes, per_lane = (64 if wave64 else 32), 64
+    text = """
+v_lshlrev_b32 v10, 8, v0
+v_or_b32 v1, 0x10000000, v10
+v_or_b32 v2, 0x11000000, v10
+v_or_b32 v3, 0x12000000, v10
+v_or_b32 v4, 0x13000000, v10
+scratch_store_b128 off, v[1:4], off offset:16
+v_or_b32 v5, 0x20000000, v10
+v_or_b32 v6, 0x21000000, v10
+scratch_store_b64 off, v[5:6], off offset:36
+v_or_b32 v7, 0x30000000, v10
+scratch_store_b32 off, v7, off offset:50
+v_or_b32 v8, 0x4000, v0
+scratch_store_b16 off, v8, off offset:61
+scratch_store_b8 off, v0, off offset:7
+s_waitcnt vmcnt(0)
+scratch_load_b128 v[11:14], off, off offset:16
+scratch_load_b64 v[15:16], off, off offset:36
+scratch_load_b32 v17, off, off offset:50
+scratch_load_u16 v18, off, off offset:61
+scratch_load_u8 v19, off, off offset:7
+s_waitcnt vmcnt(0)
+v_lshlrev_b32 v20, 5, v0
+global_store_b128 v20, v[11:14], s[0:1]
+global_store_b128 v20, v[15:18], s[0:1] offset:16
+"""
+    arena = Arena()
+    backing = arena.alloc(2 * lanes * per_lane)
+    out = arena.alloc(32 * lanes)
+    run_dispatch(arena.mem, dispatch(text, block=(lanes, 1, 1), wave64=wave64, scratch_bytes_per_lane=per_lane,
+                                     scratch_base=backing, user_sgprs=[out & 0xFFFFFFFF, out >> 32],
+                                     rsrc2=rsrc2(user=2)))
+    mem = arena.array(backing, np.uint8, 2 * lanes * per_lane)
+    expect = np.zeros_like(mem)
+    for lane in range(lanes):
+        values = [(16, [0x10000000, 0x11000000, 0x12000000, 0x13000000]), (36, [0x20000000, 0x21000000]),
+                  (50, [0x30000000])]
+        for at, words in values:
+            data = np.array([w | lane << 8 for w in words], "<u4").view(np.uint8)
+            for i, b in enumerate(data):
+                expect[_swizzled(0, lane, at + i, lanes, per_lane)] = b
+        for i, b in enumerate(np.array([0x4000 | lane], "<u2").view(np.uint8)):
+            expect[_swizzled(0, lane, 61 + i, lanes, per_lane)] = b
+        expect[_swizzled(0, lane, 7, lanes, per_lane)] = lane
+    assert (mem == expect).all()
+    got = arena.array(out, np.uint32, 8 * lanes).reshape(lanes, 8)
+    lane = np.arange(lanes, dtype=np.uint32)
+    assert (got[:, 0] == 0x10000000 | lane << 8).all() and (got[:, 3] == 0x13000000 | lane << 8).all()
+    assert (got[:, 4] == 0x20000000 | lane << 8).all() and (got[:, 5] == 0x21000000 | lane << 8).all()
+    assert (got[:, 6] == 0x30000000 | lane << 8).all()
+    assert (got[:, 7] == 0x4000 | lane).all()
+
+
+@pytest.mark.parametrize("backing", [False, True])
+def test_per_lane_and_uniform_scratch_offsets_agree_in_both_homes(backing):
+    # per-lane VGPR offsets (the general path) and one offset for the group (the dword-row fast path)
+    lanes, per_lane = 32, 64
+    text = """
+v_and_b32 v10, 3, v0
+v_lshlrev_b32 v10, 3, v10
+v_or_b32 v1, 0x1000, v0
+v_or_b32 v2, 0x2000, v0
+scratch_store_b64 v10, v[1:2], off offset:4
+v_or_b32 v3, 0x3000, v0
+scratch_store_b32 off, v3, off offset:48
+s_waitcnt vmcnt(0)
+scratch_load_b64 v[4:5], v10, off offset:4
+scratch_load_b128 v[6:9], off, off offset:4
+s_waitcnt vmcnt(0)
+v_lshlrev_b32 v20, 5, v0
+global_store_b128 v20, v[4:7], s[0:1]
+global_store_b64 v20, v[8:9], s[0:1] offset:16
+scratch_load_b32 v11, off, off offset:48
+s_waitcnt vmcnt(0)
+global_store_b32 v20, v11, s[0:1] offset:24
+"""
+    arena = Arena()
+    base = arena.alloc(2 * lanes * per_lane) if backing else None
+    out = arena.alloc(32 * lanes)
+    run_dispatch(arena.mem, dispatch(text, grid=(2, 1, 1), block=(lanes, 1, 1), scratch_bytes_per_lane=per_lane,
+                                     scratch_base=base, user_sgprs=[out & 0xFFFFFFFF, out >> 32], rsrc2=rsrc2(user=2)))
+    got = arena.array(out, np.uint32, 8 * lanes).reshape(lanes, 8)
+    lane = np.arange(lanes, dtype=np.uint32)
+    slot = (lane & 3) * 2                   # dword index of the b64 inside the 4..36 window
+    assert (got[:, 0] == 0x1000 | lane).all() and (got[:, 1] == 0x2000 | lane).all()
+    words = np.zeros((lanes, 8), np.uint32)     # dwords 1..8 of each lane, as the b64 left them
+    words[lane, slot], words[lane, slot + 1] = 0x1000 | lane, 0x2000 | lane
+    assert (got[:, 2:6] == words[:, :4]).all()                      # the b128 at offset 4 reads dwords 1..4
+    assert (got[:, 6] == 0x3000 | lane).all()
+    if backing:
+        mem = arena.array(base, np.uint32, 2 * lanes * per_lane // 4)
+        for w in range(2):
+            for L in (0, 5, 31):
+                for k in range(8):
+                    assert mem[_swizzled(w, L, 4 + 4 * k, lanes, per_lane) // 4] == words[L, k]
+
+
+def test_waves_take_backing_slots_in_batches_and_get_their_slot_offset():
+    # 6 one-wave workgroups, a backing with 2 slots: at most 2 waves in flight; each wave spills its
+    # workgroup id and reads it back, and reports the private segment wave offset SGPR (s3)
+    text = """
+v_mov_b32 v1, s2
+scratch_store_b32 off, v1, off offset:4
+s_waitcnt vmcnt(0)
+scratch_load_b32 v2, off, off offset:4
+s_waitcnt vmcnt(0)
+v_mov_b32 v3, s3
+s_lshl_b32 s4, s2, 7
+v_lshlrev_b32 v4, 2, v0
+v_add_nc_u32 v4, s4, v4
+global_store_b32 v4, v2, s[0:1]
+global_store_b32 v4, v3, s[0:1] offset:768
+"""
+    arena = Arena()
+    per_lane, lanes = 8, 32
+    backing = arena.alloc(2 * lanes * per_lane)
+    out = arena.alloc(2 * 768)
+    d = dispatch(text, grid=(6, 1, 1), block=(32, 1, 1), scratch_bytes_per_lane=per_lane, scratch_base=backing,
+                 scratch_waves=2, user_sgprs=[out & 0xFFFFFFFF, out >> 32],
+                 rsrc2=rsrc2(user=2, tgid=(1, 0, 0), scratch=True))
+    run_dispatch(arena.mem, d)
+    got = arena.array(out, np.uint32, 2 * 192).reshape(2, 6, 32)
+    assert (got[0] == np.arange(6)[:, None]).all()                   # each wave read back its own spill
+    assert (got[1] == (np.arange(6) % 2 * lanes * per_lane)[:, None]).all()   # slot s at s * wave bytes
+    words = arena.array(backing, np.uint32, 2 * lanes * 2).reshape(2, 2, lanes)
+    assert (words[:, 1] == np.array([4, 5])[:, None]).all()          # the last batch's waves hold the slots
+
+
+def test_a_backing_too_small_for_its_slots_or_a_workgroup_faults():
+    arena = Arena()
+    backing = arena.alloc(4096)          # one page: 2 slots of 32 lanes x 64 bytes
+    text = "scratch_store_b32 off, v0, off"
+    with pytest.raises(MemoryFault, match="holds 2 wave slots of 2048 bytes, fewer than the 3 that COMPUTE_TMPRING"):
+        run_dispatch(arena.mem, dispatch(text, block=(32, 1, 1), scratch_bytes_per_lane=64, scratch_base=backing,
+                                         scratch_waves=3))
+    with pytest.raises(MemoryFault, match="holds 2 wave slots of 2048 bytes .*fewer than the 4 waves of one work"):
+        run_dispatch(arena.mem, dispatch(text, block=(128, 1, 1), scratch_bytes_per_lane=64, scratch_base=backing))
 
 
 @pytest.mark.parametrize("wave64", [False, True])

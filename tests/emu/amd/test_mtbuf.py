@@ -68,12 +68,72 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
 
 def test_unmodelled_formats_and_narrow_stores_fail_closed():
     arena, va = _buffer(bytes(256))
-    with pytest.raises(IllegalInstruction, match="BUF_FMT_8_8_8_8_UNORM is not modelled"):
-        run("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_8_8_8_8_UNORM] offen", n=1,
+    with pytest.raises(IllegalInstruction, match="BUF_FMT_10_11_11_FLOAT is not modelled"):
+        run("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", n=1,
             sgprs=vsharp(va, 256), mem=arena.mem)
     with pytest.raises(IllegalInstruction, match="narrow format BUF_FMT_16_UINT"):
         run("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_16_UINT] offen", n=1,
             sgprs=vsharp(va, 256), mem=arena.mem)
+
+
+def _norm_reference(raw: np.ndarray, kind: str, bits: int) -> np.ndarray:
+    """f32 bits of each component by the formula, rounded once with Python's exact fractions."""
+    from fractions import Fraction
+    top = (1 << (bits - 1)) - 1
+    signed = raw.astype(np.int64) - ((raw.astype(np.int64) >> (bits - 1)) << bits)
+    vals = {"UNORM": [Fraction(int(v), 2 * top + 1) for v in raw],
+            "SNORM": [max(Fraction(int(v), top), Fraction(-1)) for v in signed],
+            "USCALED": [Fraction(int(v)) for v in raw], "SSCALED": [Fraction(int(v)) for v in signed]}[kind]
+    out = []
+    for q in vals:         # nearest f32, ties to even, from the exact rational
+        lo = np.float32(float(q))
+        cands = [lo, np.nextafter(lo, np.float32(np.inf)), np.nextafter(lo, np.float32(-np.inf))]
+        best = min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(np.float32(c).view(np.uint32)) & 1))
+        out.append(np.float32(best).view(np.uint32))
+    return np.array(out, np.uint32)
+
+
+@pytest.mark.parametrize("kind", ["UNORM", "SNORM", "USCALED", "SSCALED"])
+@pytest.mark.parametrize("bits", [8, 16])
+def test_norm_and_scaled_formats_convert_to_f32_by_the_formula(kind, bits):
+    comps = "_".join([str(bits)] * 2)
+    dtype = np.uint8 if bits == 8 else np.uint16
+    raw = np.arange(64, dtype=np.int64) * (1 if bits == 8 else 1021) % (1 << bits)
+    raw[:6] = [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) + 1, (1 << (bits - 1)) - 1]
+    arena, va = _buffer(raw.astype(dtype).tobytes())
+    g = run(f"tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_{comps}_{kind}] offen", n=1,
+            sgprs=vsharp(va, 256), vgprs={1: 2 * bits // 8 * LANE}, mem=arena.mem)
+    ref = _norm_reference(raw.astype(np.uint64), kind, bits)
+    assert np.array_equal(g.vgpr(4)[0], ref[0::2]) and np.array_equal(g.vgpr(5)[0], ref[1::2])
+    assert not g.vgpr(6).any() and (g.vgpr(7) == 0x3F800000).all()  # float results: w = 1.0
+    if kind == "SNORM":      # the most negative code clamps to -1.0, like the one above it
+        assert g.vgpr(5)[0, 1] == g.vgpr(4)[0, 2] == np.float32(-1.0).view(np.uint32)   # codes -2^(n-1), -(2^(n-1)-1)
+
+
+def test_gfx942_tbuffer_reads_dfmt_and_nfmt():
+    from tests.emu.amd.test_gfx942_ops import run as run942
+    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    body = """s_mov_b32 s4, s0
+s_mov_b32 s5, s1
+s_mov_b32 s6, 1024
+s_mov_b32 s7, 0
+tbuffer_load_format_xy v[2:3], v1, s[4:7], dfmt:5, nfmt:1, 0 offen
+tbuffer_load_format_xyzw v[4:7], v1, s[4:7], dfmt:10, nfmt:5, 0 offen
+tbuffer_load_format_x v8, v1, s[4:7], dfmt:4, nfmt:7, 0 offen
+s_waitcnt vmcnt(0)
+global_store_dword v1, v2, s[2:3]
+global_store_dword v1, v3, s[2:3] offset:256
+global_store_dword v1, v4, s[2:3] offset:512
+global_store_dword v1, v7, s[2:3] offset:768
+global_store_dword v1, v8, s[2:3] offset:1024"""
+    out = run942(body, raw, 5)
+    word = raw[:64]
+    h = np.stack([word & 0xFFFF, word >> 16]).astype(np.uint64)
+    assert np.array_equal(out[0], _norm_reference(h[0], "SNORM", 16))       # 16_16 SNORM
+    assert np.array_equal(out[1], _norm_reference(h[1], "SNORM", 16))
+    assert np.array_equal(out[2], (word & 0xFF).astype(np.int8).astype(np.int32).view(np.uint32))   # 8_8_8_8 SINT
+    assert np.array_equal(out[3], (word >> 24).astype(np.uint8).astype(np.int8).astype(np.int32).view(np.uint32))
+    assert np.array_equal(out[4], word)                                       # 32 FLOAT: the bits
 
 
 def test_gfx1201_vbuffer_tbuffer_uses_the_same_formats():

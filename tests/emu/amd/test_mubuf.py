@@ -113,7 +113,6 @@ def test_unmapped_in_range_address_faults_with_its_wave():
 @pytest.mark.parametrize("text,what", [
     ("buffer_load_b32 v2, v1, s[4:7], 0 offen", "SWIZZLE"),
     ("buffer_load_b32 v2, v1, s[8:11], 0 offen", "ADD_TID"),
-    ("buffer_load_format_x v2, v1, s[4:7], 0 offen", "buffer_load_format_x"),
     ("buffer_load_b32 v[2:3], v1, s[4:7], 0 offen tfe", "tfe"),
     ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_32_FLOAT] offen", "tbuffer"),
 ])
@@ -123,3 +122,61 @@ def test_unmodelled_buffer_forms_fail_closed(text, what):
     s.update({k + 4: v for k, v in vsharp(va, 64, add_tid=1).items()})
     with pytest.raises(IllegalInstruction, match=what):
         run(text, n=1, sgprs=s, vgprs={1: 0}, mem=arena.mem)
+
+
+# --- buffer_load/store_format_*: typed by the V#'s FORMAT (mtbuf.py) ---------------------------------
+IDENTITY = 4 | 5 << 3 | 6 << 6 | 7 << 9          # DST_SEL_X..W = X, Y, Z, W
+
+
+def typed_vsharp(base, num_records, fmt, dst_sel=IDENTITY):
+    s = vsharp(base, num_records)
+    s[7] |= fmt << 12 | dst_sel
+    return s
+
+
+def test_format_loads_take_the_format_of_each_waves_vsharp():
+    # wave 0: BUF_FMT_16_16_UNORM (23), wave 1: BUF_FMT_16_16_SINT (28), on the same bytes
+    arena, va = setup()
+    rows = {k: [a, b] for k, (a, b) in enumerate(zip(typed_vsharp(va, 1024, 23).values(),
+                                                      typed_vsharp(va, 1024, 28).values()), start=4)}
+    g = run("buffer_load_format_xyzw v[4:7], v1, s[4:7], 0 offen", n=2, sgprs=rows, vgprs={1: 4 * LANE},
+            mem=arena.mem)
+    word = np.arange(32, dtype=np.uint32) + 1000
+    lo, hi = (word & 0xFFFF).astype(np.float64), (word >> 16).astype(np.float64)
+    assert np.array_equal(g.vgpr(4)[0], (lo / 65535).astype(np.float32).view(np.uint32))
+    assert np.array_equal(g.vgpr(5)[0], (hi / 65535).astype(np.float32).view(np.uint32))
+    assert (g.vgpr(7)[0] == 0x3F800000).all() and (g.vgpr(7)[1] == 1).all()     # w: 1.0 vs integer 1
+    assert np.array_equal(g.vgpr(4)[1], (word & 0xFFFF).astype(np.int16).astype(np.int32).view(np.uint32))
+    assert not g.vgpr(6).any()
+
+
+def test_format_store_writes_32_bit_components_and_narrow_or_swizzled_selects_fail_closed():
+    arena, va = setup()
+    g = run("buffer_store_format_xy v[2:3], v1, s[4:7], 0 offen", n=1, sgprs=typed_vsharp(va, 1024, 50),
+            vgprs={1: 8 * LANE, 2: LANE + 7, 3: LANE + 9}, mem=arena.mem)     # BUF_FMT_32_32_FLOAT
+    got = arena.array(va, np.uint32, 64)
+    assert np.array_equal(got[0::2], LANE + 7) and np.array_equal(got[1::2], LANE + 9)
+    with pytest.raises(IllegalInstruction, match="DST_SEL 0x0 other than X, Y, Z, W"):
+        run("buffer_load_format_x v2, v1, s[4:7], 0 offen", n=1, sgprs=typed_vsharp(va, 64, 22, dst_sel=0),
+            vgprs={1: 0}, mem=arena.mem)
+    with pytest.raises(IllegalInstruction, match="narrow format BUF_FMT_16_16_UNORM"):
+        run("buffer_store_format_x v2, v1, s[4:7], 0 offen", n=1, sgprs=typed_vsharp(va, 64, 23),
+            vgprs={1: 0}, mem=arena.mem)
+    assert g is not None
+
+
+def test_gfx942_format_loads_read_data_and_num_format_from_the_vsharp():
+    from tests.emu.amd.test_gfx942_ops import run as run942
+    raw = (np.arange(64, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    w3 = 10 << 15 | 0 << 12 | IDENTITY                   # DATA_FORMAT 8_8_8_8, NUM_FORMAT UNORM
+    body = f"""s_mov_b32 s4, s0
+s_mov_b32 s5, s1
+s_mov_b32 s6, 256
+s_mov_b32 s7, {w3:#x}
+buffer_load_format_xyzw v[4:7], v1, s[4:7], 0 offen
+s_waitcnt vmcnt(0)
+global_store_dword v1, v4, s[2:3]
+global_store_dword v1, v7, s[2:3] offset:256"""
+    out = run942(body, raw, 2)
+    assert np.array_equal(out[0], ((raw & 0xFF) / 255.0).astype(np.float32).view(np.uint32))
+    assert np.array_equal(out[1], ((raw >> 24) / 255.0).astype(np.float32).view(np.uint32))

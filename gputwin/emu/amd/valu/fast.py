@@ -7,8 +7,10 @@ v_lshlrev_b64 (index << 2) and v_add_co_u32 / v_add_co_ci_u32 pairs. The table p
 - per wave where an operand is the same on all lanes of a wave (SGPRs; registers stored as broadcasts,
   see wave.compact), so a pointer's high dword stays one value per wave through the whole sequence;
 - with carries proved absent from operand maxima (one read pass) before paying for a lane-wise compare.
-`build(inst)` returns such a handler, or None when the instruction needs the table path (DPP, clamp,
-per-lane 64-bit shift counts, ...); both produce the same bits (tests/emu/amd/valu/test_fast.py).
+The plain 32-bit moves, bitwise ops, shifts and wrapping adds that loops are made of also skip the
+table path's per-instruction set-up (mode, context, result post-processing): one numpy op on compact
+operands. `build(inst)` returns such a handler, or None when the instruction needs the table path (DPP,
+clamp, per-lane 64-bit shift counts, ...); both produce the same bits (tests/emu/amd/valu/test_fast.py).
 """
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ NULL, EXEC = 124, 126
 
 def build(inst):
     """handler(group) for `inst`, or None when the table path must run it."""
-    if inst.dpp is not None or inst.clamp or inst.omod or inst.encoding not in ("VOP2", "VOP3", "VOP3SD"):
+    if inst.dpp is not None or inst.clamp or inst.omod or inst.extra or \
+            inst.encoding not in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD"):
         return None
+    cmp = _COMPARE.get(inst.op)
+    if cmp is not None:
+        return _compare(inst, *cmp)
     vdst = inst.operands.get("vdst")
     if vdst is None or vdst.kind != "vgpr":
         return None
@@ -112,7 +118,14 @@ def _mad_u64_u32(inst, d):
         a, b = _src(g, inst, "src0"), _src(g, inst, "src1")
         clo, chi = _pair(g, inst, "src2")
         p = np.multiply(a, b, dtype=U64)                     # exact: at most 64 bits
-        if np.ndim(p) == 2 and p.shape[1] > 1:                # per lane: little-endian halves as views
+        lanes = np.ndim(p) == 2 and p.shape[1] > 1
+        if lanes and np.ndim(chi) == 0 and chi == 0:         # per-lane product, 32-bit addend (3n + 1): no
+            s = np.add(p, clo, dtype=U64)                    # carry out, as (2^32-1)^2 + 2^32-1 < 2^64
+            g.set_vgpr(d, s.astype(U32))
+            g.set_vgpr(d + 1, (s >> U64(32)).astype(U32))
+            _write_mask(g, sd, False)
+            return
+        if lanes:                                             # per lane: little-endian halves as views
             halves = p[..., None].view(U32)
             plo, phi = halves[..., 0], halves[..., 1]
         else:
@@ -240,7 +253,46 @@ def _carry(sub: bool, rev: bool, cin: bool):
     return make
 
 
+# --- plain 32-bit operations ------------------------------------------------------------------------
+def _plain(fn, roles):
+    """D = fn(sources) on compact operands (integer ops: abs/neg/op_sel bits do not apply)."""
+    def make(inst, d):
+        def h(g):
+            g.set_vgpr(d, fn(*[_src(g, inst, r) for r in roles]))
+        return h
+    return make
+
+
+# --- 32-bit integer compares to a lane mask (v_cmp_*, not v_cmpx: GFX9 and RDNA3 write different places)
+def _compare(inst, fn, signed: bool):
+    sd = mask_dst(inst)
+
+    def h(g):
+        a, b = _src(g, inst, "src0"), _src(g, inst, "src1")
+        if signed:
+            a, b = np.asarray(a).view(np.int32), np.asarray(b).view(np.int32)
+        _write_mask(g, sd, fn(a, b))
+    return h
+
+
+_COMPARE = {f"v_cmp_{rel}_{t}": (fn, t == "i32") for t in ("u32", "i32") for rel, fn in (
+    ("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("gt", np.greater), ("le", np.less_equal),
+    ("ge", np.greater_equal))}
+_S31 = U32(31)
+_PLAIN = {
+    "v_mov_b32": (lambda a: a, ("src0",)),
+    "v_and_b32": (np.bitwise_and, ("src0", "src1")),
+    "v_or_b32": (np.bitwise_or, ("src0", "src1")),
+    "v_xor_b32": (np.bitwise_xor, ("src0", "src1")),
+    "v_lshlrev_b32": (lambda a, b: np.left_shift(b, np.bitwise_and(a, _S31)), ("src0", "src1")),
+    "v_lshrrev_b32": (lambda a, b: np.right_shift(b, np.bitwise_and(a, _S31)), ("src0", "src1")),
+    "v_add_nc_u32": (lambda a, b: np.add(a, b, dtype=U32), ("src0", "src1")),
+    "v_sub_nc_u32": (lambda a, b: np.subtract(a, b, dtype=U32), ("src0", "src1")),
+    "v_subrev_nc_u32": (lambda a, b: np.subtract(b, a, dtype=U32), ("src0", "src1")),
+}
+
 _MAKERS = {
+    **{name: _plain(fn, roles) for name, (fn, roles) in _PLAIN.items()},
     "v_mad_u64_u32": _mad_u64_u32,
     "v_lshlrev_b64": _shift64("shl"),
     "v_lshrrev_b64": _shift64("shr"),

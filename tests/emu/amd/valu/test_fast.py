@@ -1,5 +1,7 @@
 """The 32-bit-halves fast paths (valu/fast.py) against Python integer arithmetic, lane by lane: full,
 per-wave (broadcast) and uniform operands, carries at the wrap edges, EXEC-masked lanes, wave32/64."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,30 @@ def _check_mask(g, idx, want, ex):
     assert [bool(x) for x in m] == [bool(w) and bool(e) for w, e in zip(want, ex.ravel())]
 
 
+def _sources(g, rng, src0_kind):
+    """v2 = b (per lane, wrap edges) and src0 of the asked kind; returns (a, b, src0) with a as the lanes see it."""
+    shape = (g.n, g.lanes)
+    b = _u32(rng, shape)
+    fill(g, 2, b)
+    if src0_kind == "vgpr":
+        a = _u32(rng, shape)
+        a[:, ::3] = b[:, ::3]                              # equal pairs too
+        fill(g, 1, a)
+        return a, b, V(1)
+    if src0_kind == "per_wave_vgpr":
+        a = np.array([[0xFFFFFFFF], [0], [0x80000000]], np.uint32)
+        g.set_vgpr(1, a, np.ones(shape, bool))
+        return a, b, V(1)
+    if src0_kind == "const":
+        return np.uint32(5), b, C(133)                     # inline constant 5
+    if src0_kind == "literal":
+        return np.uint32(0x8000001F), b, L(0x8000001F)
+    a = np.array([[0xFFFFFFFF], [1], [0x80000000]], np.uint32) if src0_kind == "sgpr_per_wave" \
+        else np.uint32(0xFFFFFFFF)
+    g.s[30] = np.broadcast_to(a, (g.n, 1))[:, 0]
+    return a, b, S(30)
+
+
 @pytest.mark.parametrize("wave64", [False, True])
 @pytest.mark.parametrize("layout", ["lanes", "per_wave", "uniform_sgpr"])
 def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout, rng):
@@ -74,6 +100,23 @@ def test_mad_u64_u32_matches_integer_arithmetic(wave64, layout, rng):
     _check_vgpr(g, 6, [e & M32 for e in exact], old6, ex)
     _check_vgpr(g, 7, [(e >> 32) & M32 for e in exact], old7, ex)
     _check_mask(g, 20, [e > M64 for e in exact], ex)
+
+
+@pytest.mark.parametrize("src2", [C(129), L(0xFFFFFFFF)])
+def test_mad_u64_u32_with_a_32_bit_constant_addend(src2, rng):
+    # collatz's 3n + 1: no carry out is possible, the sum is computed in one uint64 add
+    g = group(2)
+    a = _u32(rng, (2, 32))
+    fill(g, 1, a)
+    ex = _exec(rng, g, False)
+    g.set_exec(ex)
+    old1, old2 = g.vgpr(6).copy(), g.vgpr(7).copy()
+    execute(g, inst("v_mad_u64_u32", "VOP3SD", vdst=V(6, 2), sdst=S(20), src0=V(1), src1=C(131), src2=src2))
+    c = 1 if src2.kind == "const" else 0xFFFFFFFF
+    exact = [x * 3 + c for x in _lanes(a, (2, 32))]
+    _check_vgpr(g, 6, [e & M32 for e in exact], old1, ex)
+    _check_vgpr(g, 7, [e >> 32 for e in exact], old2, ex)
+    _check_mask(g, 20, [False] * 64, ex)
 
 
 def test_mad_u64_u32_null_sdst_and_unwritten_high_dword():
@@ -138,21 +181,7 @@ def test_carry_ops_match_integer_arithmetic(name, form, wave64, src0_kind, rng):
     sub, rev, has_cin = CARRY[name]
     g = group(3, wave64)
     shape = (g.n, g.lanes)
-    b = _u32(rng, shape)
-    fill(g, 2, b)
-    if src0_kind == "vgpr":
-        a = _u32(rng, shape)
-        fill(g, 1, a)
-        src0 = V(1)
-    elif src0_kind == "per_wave_vgpr":
-        a = np.array([[0xFFFFFFFF], [0], [0x80000000]], np.uint32)
-        g.set_vgpr(1, a, np.ones(shape, bool))
-        src0 = V(1)
-    else:
-        a = np.array([[0xFFFFFFFF], [1], [0x80000000]], np.uint32) if src0_kind == "sgpr_per_wave" \
-            else np.uint32(0xFFFFFFFF)
-        g.s[30] = np.broadcast_to(a, (g.n, 1))[:, 0]
-        src0 = S(30)
+    a, b, src0 = _sources(g, rng, src0_kind)
     cin = rng.integers(0, 2, shape).astype(bool)
     cin_idx = VCC if form == "VOP2" else 40
     g.set_lane_mask(cin_idx, cin)
@@ -256,3 +285,56 @@ def test_lshl_add_u64_by_per_lane_count_uses_the_table_path():
     cdna3._register_valu()
     i = inst("v_lshl_add_u64", vdst=V(0, 2), src0=V(2, 2), src1=V(4), src2=V(6, 2))
     assert fast.build(i) is None and prepare(i) is not None
+
+
+PLAIN = {"v_mov_b32": lambda a, b: a, "v_and_b32": lambda a, b: a & b, "v_or_b32": lambda a, b: a | b,
+         "v_xor_b32": lambda a, b: a ^ b, "v_lshlrev_b32": lambda a, b: (b << (a & 31)) & M32,
+         "v_lshrrev_b32": lambda a, b: b >> (a & 31), "v_add_nc_u32": lambda a, b: (a + b) & M32,
+         "v_sub_nc_u32": lambda a, b: (a - b) & M32, "v_subrev_nc_u32": lambda a, b: (b - a) & M32}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+@pytest.mark.parametrize("form", ["e32", "VOP3"])
+@pytest.mark.parametrize("src0_kind", ["vgpr", "sgpr_per_wave", "const", "literal"])
+def test_plain_32bit_ops_match_integer_arithmetic_under_exec(name, form, src0_kind, rng):
+    g = group(3, False)
+    shape = (g.n, g.lanes)
+    a, b, src0 = _sources(g, rng, src0_kind)
+    ex = _exec(rng, g, False)
+    g.set_exec(ex)
+    old = g.vgpr(0).copy()
+    encoding = ("VOP1" if name == "v_mov_b32" else "VOP2") if form == "e32" else "VOP3"
+    ops = dict(vdst=V(0), src0=src0) if name == "v_mov_b32" else dict(vdst=V(0), src0=src0, src1=V(2))
+    i = inst(name, encoding, **ops)
+    assert fast.build(i) is not None
+    execute(g, i)
+    want = [PLAIN[name](x, y) for x, y in zip(_lanes(a, shape), _lanes(b, shape))]
+    _check_vgpr(g, 0, want, old, ex)
+    assert np.array_equal(g.vgpr(2), b)                 # a source aliased by v_mov is not disturbed
+
+
+@pytest.mark.parametrize("name", sorted(fast._COMPARE))
+@pytest.mark.parametrize("form", ["VOPC", "VOP3"])
+@pytest.mark.parametrize("src0_kind", ["vgpr", "sgpr_per_wave", "const"])
+def test_integer_compares_match_the_table_path_and_integer_order(name, form, src0_kind, rng):
+    from gputwin.emu.amd.valu import OPS, _fetch, _run_op
+    results = []
+    for path in ("fast", "table"):
+        g = group(3, True)
+        a, b, src0 = _sources(g, np.random.default_rng(5), src0_kind)
+        g.set_exec(_exec(np.random.default_rng(7), g, True))
+        ops = dict(src0=src0, src1=V(2)) | (dict(sdst=S(20)) if form == "VOP3" else {})
+        i = inst(name, form, **ops)
+        if path == "fast":
+            fast.build(i)(g)
+        else:
+            op = OPS[name]
+            _run_op(g, i, op, *_fetch(g, i, op))
+        results.append((g.lane_mask(VCC if form == "VOPC" else 20).copy(), g.exec.copy()))
+    (fm, ex), (tm, _) = results
+    assert np.array_equal(fm, tm)
+    signed = name.endswith("i32")
+    rel = getattr(operator, name.split("_")[2])
+    cast = (lambda v: v - (1 << 32) if v >> 31 else v) if signed else (lambda v: v)     # noqa: E731
+    want = [rel(cast(x), cast(y)) for x, y in zip(_lanes(a, fm.shape), _lanes(b, fm.shape))]
+    assert [bool(m) for m in fm.ravel()] == [w and bool(e) for w, e in zip(want, ex.ravel())]
