@@ -15,6 +15,7 @@ from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.wave import compact
 from gputwin.emu.sanitizer import checks, memcheck
 from gputwin.emu.sanitizer.checks import ATOMIC, LOAD, STORE, describe
+from gputwin.emu.sanitizer.initcheck import dense
 from gputwin.emu.sanitizer.report import Finding
 
 U64 = np.uint64
@@ -141,28 +142,48 @@ def _shared(g, site, offs, lanes, nbytes, kind, flat=False):
 
 
 def _span(addr, g, lanes):
-    """(lowest, highest) address of a GLOBAL/FLAT access from its 32-bit offsets alone, when the 64-bit
-    base is one value for the whole group (the common case), else None."""
+    """(lowest address, highest address, the lanes' 32-bit offsets) of a GLOBAL/FLAT access from its
+    offsets alone, when the 64-bit base is one value for the whole group (the common case), else None."""
     base = addr.uniform_base(g)
     if base is None:
         return None
     v = g.vgpr(addr.vaddr.index).reshape(-1)
     if lanes is not None:
         v = v[lanes]
-    return base + int(v.min()), base + int(v.max())
+    return base + int(v.min()), base + int(v.max()), v
 
 
-def _settled(g, span, nbytes, kind) -> bool:
-    """Is a global access over [span] clean for every checker on, so its lanes need no look? (inside one
-    allocation; its bytes all initialised, or not tracked)"""
-    lo, hi = span
-    if g.ctx.mem.queue_races is not None:    # racecheck across queues records every byte
-        return False
-    r = g.ctx.mem.find(lo)
+def _settled(g, site, span, nbytes, kind) -> bool:
+    """Is a global access over [span] settled for every checker on without a look at its lanes' 64-bit
+    addresses? Inside one allocation; its bytes all initialised (or not tracked) for a read; and where a
+    store must be recorded (initcheck) or racecheck across queues tracks the queue, every lane active and
+    consecutive, so the access is one byte range, checked and recorded as a whole (a race found is
+    reported at its lane)."""
+    lo, hi, offsets = span
+    mem, san = g.ctx.mem, g.ctx.sanitizer
+    r = mem.find(lo)
     if r is None or hi + nbytes > r.alloc_end:
         return False
-    return r.shadow is None or not g.ctx.sanitizer.on("initcheck") or \
-        bool(r.shadow[lo - r.base:hi - r.base + nbytes].all())
+    whole = slice(lo - r.base, hi - r.base + nbytes)
+    tracked = r.shadow is not None and san.on("initcheck")
+    if tracked and kind != STORE and not r.shadow[whole].all():
+        return False
+    races = mem.queue_races
+    racing = races is not None and races.current is not None
+    mark = tracked and kind != LOAD
+    if not (racing or mark):
+        return True
+    if offsets.size != g.n * g.lanes or not dense(offsets, nbytes):
+        return False
+    if mark:
+        r.shadow[whole] = True
+    if racing:
+        found = races.access(r, whole, kind != LOAD)
+        if found is not None:
+            i = found.index // nbytes
+            checks.report_race(san, found, i, lo + i * nbytes, nbytes, kind,
+                               lambda checker, what, j, **facts: _finding(g, site, checker, what, j, **facts))
+    return True
 
 
 def _vmem(addr, nbytes, kind):
@@ -172,7 +193,7 @@ def _vmem(addr, nbytes, kind):
         lanes = _active(g)
         if seg == "GLOBAL" or seg == "FLAT" and _flat_global(g, addr):
             span = _span(addr, g, lanes)
-            if span is not None and _settled(g, span, nbytes, kind):
+            if span is not None and _settled(g, site, span, nbytes, kind):
                 return
         grid = addr._grid(g).reshape(-1)
         a = grid if lanes is None else grid[lanes]

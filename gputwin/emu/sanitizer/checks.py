@@ -44,5 +44,10 @@ def global_access(san, mem: AddressSpace, addrs: np.ndarray, nbytes: int, kind: 
         hit = queues.lanes(races, mem, addrs, nbytes, kind != LOAD)
         if hit is not None:
             found, i = hit
-            san.report(finding("racecheck", f"cross-queue {found.kind} race on {nbytes} bytes of global memory", i,
-                               address=int(addrs[i]), size=nbytes, write=kind != LOAD, detail=queues.describe(found)))
+            report_race(san, found, i, int(addrs[i]), nbytes, kind, finding)
+
+
+def report_race(san, found, i: int, address: int, nbytes: int, kind: str, finding) -> None:
+    """Report a cross-queue race found at the i-th address (`address`) of an instruction's accesses."""
+    san.report(finding("racecheck", f"cross-queue {found.kind} race on {nbytes} bytes of global memory", i,
+                       address=address, size=nbytes, write=kind != LOAD, detail=queues.describe(found)))
