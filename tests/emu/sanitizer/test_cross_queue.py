@@ -74,6 +74,32 @@ def test_copy_then_kernel_without_a_wait_is_a_race(target, no_gpu_waits):
     assert "no signal/wait chain orders the two" in msg
 
 
+def test_a_race_from_the_middle_of_a_consecutive_access_names_its_first_lane(target, no_gpu_waits):
+    """The host waited for the first half of the input; the second half's copy is unordered: the race is at
+    lane 32, the first byte the copy wrote (every lane active and consecutive: one range, checked whole)."""
+    spec, image = target
+    dev = gputwin.open_device(spec)
+    try:
+        kernel = dev.load(image, "shift_read")
+        out, src = dev.alloc(256), dev.alloc(256)
+        dev.copyin(out, np.zeros(64, np.uint32))
+        dev.copyin(src, np.arange(32, dtype=np.uint32))
+        dev.synchronize()
+        dev.copyin(src, np.arange(32, 64, dtype=np.uint32), offset=128)
+        with pytest.raises(SanitizerError) as e:
+            kernel(out, src, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
+            dev.synchronize()
+        assert e.value.address == src.va + 128 and e.value.write is False
+        assert "cross-queue read-after-write race on 4 bytes of global memory" in str(e.value)
+        lanes = 64 if spec.endswith("gfx942") else 32          # CDNA3 runs wave64
+        assert f"by wave {32 // lanes} lane {32 % lanes} of workgroup (0, 0, 0)" in str(e.value)
+    finally:
+        try:
+            dev.close()
+        except SanitizerError:
+            pass
+
+
 def test_a_host_wait_the_driver_announces_orders_the_queues(target, no_gpu_waits):
     got = _copy_then_kernel(target, host_wait=True)
     assert (got == np.arange(64)).all()
