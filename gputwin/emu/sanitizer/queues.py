@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gputwin.abi.amd_pm4 import GPUTWIN_NOP_HOST_OBSERVED
-from gputwin.emu.sanitizer.initcheck import dense
+from gputwin.emu.sanitizer.initcheck import byte_offsets, dense
 
 NONE = -1
 
@@ -238,8 +238,9 @@ def lanes(races: QueueRaces, mem, addrs: np.ndarray, nbytes: int, write: bool) -
         if dense(a, nbytes) and first >= 0 and first + a.size * nbytes <= r.data.size:
             offs = slice(first, first + a.size * nbytes)          # consecutive lanes: one range
         else:
-            offs = ((a - np.uint64(r.base)).astype(np.int64)[:, None] + np.arange(nbytes)).reshape(-1)
-            offs = np.minimum(offs, r.data.size - 1)              # a lane past the mapping faults anyway
+            offs = byte_offsets((a - np.uint64(r.base)).astype(np.int64), nbytes)
+            if sel is not None:
+                offs = np.minimum(offs, r.data.size - 1)          # a lane past the mapping faults anyway
         found = races.access(r, offs, write)
         if found is not None:
             lane = found.index // nbytes
