@@ -18,7 +18,8 @@ from gputwin.errors import SanitizerError
 FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "sanitize"
 
 
-@pytest.fixture(params=[("MOCKAMD", "gfx1100"), ("MOCKAMD:gfx942", "gfx942")], ids=["gfx1100", "gfx942"])
+@pytest.fixture(params=[("MOCKAMD", "gfx1100"), ("MOCKAMD:gfx942", "gfx942"), ("MOCKUSBAMD", "gfx1100")],
+                ids=["gfx1100", "gfx942", "usb-gfx1100"])
 def target(request, monkeypatch):
     monkeypatch.setenv("GPUTWIN_SANITIZE", "racecheck")
     monkeypatch.delenv("GPUTWIN_SANITIZE_REPORT", raising=False)
@@ -33,8 +34,9 @@ def no_gpu_waits(monkeypatch):
     monkeypatch.setattr(AMDCopyQueue, "wait", lambda self, signal, value: self)
 
 
-def _copy_then_kernel(target, host_wait: bool, bufs: dict | None = None):
-    """copyin on the SDMA queue, then a kernel on the compute queue reading it; returns what it read."""
+def _copy_then_kernel(target, host_wait: bool, bufs: dict | None = None, alloc_between: bool = False):
+    """copyin on the SDMA queue, then a kernel on the compute queue reading it; returns what it read.
+    alloc_between: an allocation comes between the two (on MOCKUSBAMD it remaps the GPU's address space)."""
     spec, image = target
     bufs = {} if bufs is None else bufs
     dev = gputwin.open_device(spec)
@@ -45,6 +47,8 @@ def _copy_then_kernel(target, host_wait: bool, bufs: dict | None = None):
         dev.copyin(src, np.arange(64, dtype=np.uint32))
         if host_wait:
             dev.synchronize()
+        if alloc_between:
+            bufs["between"] = dev.alloc(1 << 16)
         kernel(out, src, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
         dev.synchronize()
         got = np.zeros(64, np.uint32)
@@ -98,6 +102,16 @@ def test_a_race_from_the_middle_of_a_consecutive_access_names_its_first_lane(tar
             dev.close()
         except SanitizerError:
             pass
+
+
+def test_the_record_outlives_an_allocation_between_the_two(target, no_gpu_waits):
+    """On MOCKUSBAMD the allocation changes the page tables and the GPU's address space is cut anew: the
+    pieces that did not change keep what racecheck recorded of them."""
+    bufs = {}
+    with pytest.raises(SanitizerError) as e:
+        _copy_then_kernel(target, False, bufs, alloc_between=True)
+    assert e.value.address == bufs["src"].va and e.value.write is False
+    assert "racecheck: cross-queue read-after-write race on 4 bytes of global memory" in str(e.value)
 
 
 def test_a_host_wait_the_driver_announces_orders_the_queues(target, no_gpu_waits):

@@ -154,7 +154,14 @@ class Gmc:
         self.mmhub = VmHub(function, versions.mmhub(function.arch), "MMVM")
         self._backings: dict[tuple, np.ndarray] = {}   # region (va, size, system, address, writable) -> its array
         self._runs: list[tuple[int, int, bool, int, bool]] = []   # the last walk's leaf runs
-        gpu.mem = AddressSpace(f"{function.name} GPU VM (no page table yet)")
+        self._regions: dict[tuple, object] = {}       # region key -> its emu.memory.Region in the current space
+        self._install(AddressSpace(f"{function.name} GPU VM (no page table yet)"))
+
+    def _install(self, mem: AddressSpace) -> None:
+        """Make `mem` the GPU's address space; racecheck's tracker of the queues (their clocks) lives on."""
+        gpu = self.function.gpu
+        mem.queue_races = gpu.mem.queue_races
+        gpu.mem = mem
 
     def _rebuild(self, hub: VmHub) -> None:
         self._runs = hub.leaves() if hub.enabled() else []
@@ -170,10 +177,12 @@ class Gmc:
     def _remap(self) -> None:
         """A fresh address space from the last walk. A piece that did not change keeps its backing array, so
         what the engines cached per mapping (decoded programs) stays valid. While a sanitizer is on, the
-        runs are cut at the driver's allocations (extents for memcheck), and VRAM regions share the board's
-        record of written bytes (initcheck), which a fresh allocation clears."""
+        runs are cut at the driver's allocations (extents for memcheck), VRAM regions share the board's
+        record of written bytes (initcheck), which a fresh allocation clears, and a piece that did not
+        change keeps racecheck's record of which operations touched its bytes."""
         mem = AddressSpace(f"{self.function.name} GPU VM")
         kept: dict[tuple, np.ndarray] = {}
+        regions: dict[tuple, object] = {}
         notes = self.function.blocks["alloc_notes"] if sanitizer_config.checkers() else None
         written, seen = self.function.vram_written, set()
         for va, size, system, address, writable in self._runs:
@@ -191,10 +200,13 @@ class Gmc:
                         seen.add(owner)
                 mem.map(pva, psize, backing, writable=writable, name="system" if system else "vram", extent=extent,
                         shadow=shadow)
+                region = regions[key] = mem.find(pva)
+                if key in self._regions:
+                    region.queue_shadow = self._regions[key].queue_shadow
         if notes:
             notes.fresh -= seen
-        self._backings = kept
-        self.function.gpu.mem = mem
+        self._backings, self._regions = kept, regions
+        self._install(mem)
 
     def _backing(self, system: bool, address: int, size: int) -> np.ndarray | None:
         """The array behind a leaf run: the bus memory upstream (SYSTEM: the bridge SRAM) or VRAM; None if
@@ -213,8 +225,8 @@ class Gmc:
         """Power-on (Mode1 reset): contexts off, nothing translates."""
         self.gfxhub.reset()
         self.mmhub.reset()
-        self._backings, self._runs = {}, []
-        self.function.gpu.mem = AddressSpace(f"{self.function.name} GPU VM (no page table yet)")
+        self._backings, self._runs, self._regions = {}, [], {}
+        self._install(AddressSpace(f"{self.function.name} GPU VM (no page table yet)"))
 
     def record_fault(self, address: int, write: bool) -> None:
         """What the GFX hub latches for a fault (L2_PROTECTION_FAULT_STATUS / _ADDR), MORE_FAULTS if one is
