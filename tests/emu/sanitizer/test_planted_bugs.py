@@ -34,13 +34,11 @@ def _filled(dev, n):
     return b
 
 
-def _run(target, name, make_args, block, grid=(1, 1, 1)):
-    """Run kernel `name`; returns (the SanitizerError or None, the device's host copy of buffer 0)."""
-    spec, image, _ = target
+def run_sanitized(spec, image, name, make_args, block, grid=(1, 1, 1), **launch):
+    """Run kernel `name` of `image` on a fresh device; returns the SanitizerError or None."""
     dev = gputwin.open_device(spec)
     try:
-        args = make_args(dev)
-        dev.load(image, name)(*args, grid=grid, block=block)
+        dev.load(image, name)(*make_args(dev), grid=grid, block=block, **launch)
         try:
             dev.synchronize()
         except SanitizerError as e:
@@ -51,6 +49,11 @@ def _run(target, name, make_args, block, grid=(1, 1, 1)):
             dev.close()
         except SanitizerError:   # a lost device reports its error again
             pass
+
+
+def _run(target, name, make_args, block, grid=(1, 1, 1)):
+    spec, image, _ = target
+    return run_sanitized(spec, image, name, make_args, block, grid)
 
 
 # --- memcheck --------------------------------------------------------------------------------------

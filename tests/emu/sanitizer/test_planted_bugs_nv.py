@@ -12,7 +12,7 @@ import pytest
 import gputwin
 from gputwin.device import emulated_gpu
 from gputwin.errors import SanitizerError
-from tests.emu.sanitizer.test_planted_bugs import _filled, store_then_load
+from tests.emu.sanitizer.test_planted_bugs import _filled, run_sanitized, store_then_load
 
 PTX = (pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "nv" / "sanitize" / "sanitize.ptx").read_text()
 
@@ -25,20 +25,7 @@ def spec(request, monkeypatch):
 
 
 def _run(spec, name, make_args, block, grid=(1, 1, 1), lds=0):
-    """Run kernel `name`; returns the SanitizerError or None."""
-    dev = gputwin.open_device(spec)
-    try:
-        dev.load(PTX, name)(*make_args(dev), grid=grid, block=block, lds=lds)
-        try:
-            dev.synchronize()
-        except SanitizerError as e:
-            return e
-        return None
-    finally:
-        try:
-            dev.close()
-        except SanitizerError:   # a lost device reports its error again
-            pass
+    return run_sanitized(spec, PTX, name, make_args, block, grid, lds=lds)
 
 
 # --- memcheck --------------------------------------------------------------------------------------
