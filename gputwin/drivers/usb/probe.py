@@ -1,7 +1,8 @@
-"""`python -m gputwin.drivers.usb.probe [--mock ARCH]`: bring up the first ASM2464 enclosure and print
+"""`python -m gputwin.drivers.usb.probe`: bring up the first ASM2464 enclosure and print
 what it found, one fact per line: the link state, each bus's device 0 (ids, header type), the BARs
 and the bridge windows. On real hardware this confirms the facts docs/usb.md lists as unconfirmed (the
-ASMedia ports' ids, the card switch's ids, the Resizable BAR sizes). --mock runs it on the emulation."""
+ASMedia ports' ids, the card switch's ids, the Resizable BAR sizes). `main(backend=...)` runs it over another
+pyusb backend, e.g. gputwin.mock.usb's emulated enclosure (the driver itself never imports the mock)."""
 from __future__ import annotations
 
 import argparse
@@ -33,15 +34,8 @@ def report(dev, out=None) -> None:
         print(f"bar {i} address={a.address:#x} size={a.size:#x} {kind}", file=out)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gputwin.drivers.usb.probe", description=__doc__)
-    parser.add_argument("--mock", metavar="ARCH", help="probe an emulated enclosure with this GPU instead")
-    args = parser.parse_args(argv)
-    backend = None
-    if args.mock:
-        from gputwin.emu.amd.soc.function import AmdGpuFunction
-        from gputwin.mock.usb import usb_gpu
-        backend, _ = usb_gpu(AmdGpuFunction(args.mock))
+def main(argv=None, backend=None) -> int:
+    argparse.ArgumentParser(prog="python -m gputwin.drivers.usb.probe", description=__doc__).parse_args(argv)
     try:
         dev = open_usb_pci(backend)
     except (BridgeNotFound, UsbBridgeError) as e:

@@ -1,9 +1,12 @@
 """The bring-up probe (python -m gputwin.drivers.usb.probe) on an emulated enclosure."""
 from gputwin.drivers.usb import probe
+from gputwin.emu.amd.soc.function import AmdGpuFunction
+from gputwin.mock.usb import usb_gpu
 
 
 def test_probe_prints_the_chain_the_bars_and_the_windows(capsys):
-    assert probe.main(["--mock", "gfx1201"]) == 0
+    backend, _ = usb_gpu(AmdGpuFunction("gfx1201"))
+    assert probe.main([], backend=backend) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("product='custom v0.1' ltssm=0x78")
     assert [line.split()[2] for line in lines[1:6]] == ["1b21:2461", "1b21:2461", "1002:1478", "1002:1479",
