@@ -217,7 +217,7 @@ def _open_usbamd(t: Target):
 def open_targets(targets: list[Target]) -> list:
     devices: list = [None] * len(targets)
     if any(t.mock for t in targets):   # a misspelt GPUTWIN_SANITIZE fails here, not inside a mock ioctl
-        from gputwin.emu.sanitizer import config
+        from gputwin import sanitizer_config as config
         config.checkers(), config.report_all()
     mock_amd = [i for i, t in enumerate(targets) if t.mock and t.kind == "AMD"]
     if mock_amd:

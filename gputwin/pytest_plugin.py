@@ -89,7 +89,7 @@ def _sanitize(config) -> None:
     config._gputwin_sanitize_saved = None
     if wanted is None:
         return
-    from gputwin.emu.sanitizer import config as sanitizer_config
+    from gputwin import sanitizer_config
     try:
         sanitizer_config.checkers({"GPUTWIN_SANITIZE": wanted})
     except ValueError as e:

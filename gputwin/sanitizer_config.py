@@ -1,5 +1,7 @@
 """Which checkers run: GPUTWIN_SANITIZE and GPUTWIN_SANITIZE_REPORT, read when a device maps memory or a
-dispatch starts (so a test may set them for one run; the pytest option does).
+dispatch starts (so a test may set them for one run; the pytest option does). Outside gputwin/emu/ because
+the drivers read it too: gputwin's AMD driver announces its host waits to emulated queues only while
+racecheck is on.
 
 GPUTWIN_SANITIZE: comma-separated subset of CHECKERS, or `all`; empty or unset turns every checker off.
 GPUTWIN_SANITIZE_REPORT: `first` (default: the first finding stops the dispatch) or `all` (the dispatch

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gputwin.emu.sanitizer import config as sanitizer_config
+from gputwin import sanitizer_config
 from gputwin.errors import MemoryFault
 
 

@@ -4,6 +4,7 @@ scratch, and turning a gputwin fault record into the error a caller sees. Subcla
 the queues and the chip's properties (`props`, `_apertures`)."""
 from __future__ import annotations
 
+from gputwin import sanitizer_config
 from gputwin.abi.code_object import MAX_WORKGROUP_SIZE, CodeObject, CodeObjectError
 from gputwin.abi.device_libs import provider
 from gputwin.abi.kernargs import LaunchInfo, build_kernargs, lds_layout, unsupported_kinds
@@ -11,7 +12,6 @@ from gputwin.abi.kfd_fault_record import NUMERIC_FACTS, gputwin_fault_record
 from gputwin.abi.printf import HEADER_BYTES, PrintfFormats, buffer_size, empty_buffer, print_buffer
 from gputwin.drivers.amd.loader import LoadedKernel, scratch_layout
 from gputwin.drivers.hcq import Buffer, HCQDevice, Program
-from gputwin.emu.sanitizer import config as sanitizer_config
 from gputwin.errors import GpuFault, GpuHang, IllegalInstruction, MemoryFault, PacketError, SanitizerError
 
 GFX12_MAX_GRID_YZ = 1 << 16   # gfx12 hands workgroup ids Y and Z to the kernel in TTMP7[15:0]/[31:16] (AMDGPUUsage)

@@ -15,10 +15,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from gputwin import sanitizer_config
 from gputwin.emu import watchdog
 from gputwin.emu.engine import UnitRunner
 from gputwin.emu.memory import AddressSpace
-from gputwin.emu.sanitizer import config as sanitizer_config
 from gputwin.emu.sanitizer.queues import QueueRaces
 
 

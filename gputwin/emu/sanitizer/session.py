@@ -6,7 +6,7 @@ dispatch stops there, as a fault would, and the error reaches the host at its ne
 SanitizerError listing every finding; repeats of a finding at one instruction are counted, not listed."""
 from __future__ import annotations
 
-from gputwin.emu.sanitizer import config
+from gputwin import sanitizer_config as config
 from gputwin.emu.sanitizer.racecheck import LdsRaces
 from gputwin.emu.sanitizer.report import TALLY, Finding
 from gputwin.errors import GpuFault, SanitizerError

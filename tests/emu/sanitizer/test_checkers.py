@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gputwin import sanitizer_config as config
 from gputwin.emu.amd.dispatch import Dispatch, run_dispatch
 from gputwin.emu.amd.program import program_for
 from gputwin.emu.amd.standalone import Arena
 from gputwin.emu.memory import AddressSpace
 from gputwin.emu.memops import copy, fill
-from gputwin.emu.sanitizer import config, initcheck, memcheck
+from gputwin.emu.sanitizer import initcheck, memcheck
 from gputwin.emu.sanitizer.racecheck import LdsRaces
 from gputwin.errors import GpuFault, MemoryFault, SanitizerError
 from tests.emu.amd.helpers import asm

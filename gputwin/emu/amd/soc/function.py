@@ -12,10 +12,10 @@ import struct
 
 import numpy as np
 
+from gputwin import sanitizer_config
 from gputwin.emu.amd.gpu import GPU, PROFILES
 from gputwin.emu.amd.soc.regfile import RegisterError, RegisterFile
 from gputwin.emu.pcie import MIB, BarSpec, PcieFunction
-from gputwin.emu.sanitizer import config as sanitizer_config
 
 AMD_VENDOR_ID = 0x1002
 DISPLAY_VGA = 0x030000

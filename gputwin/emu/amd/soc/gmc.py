@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin import sanitizer_config
 from gputwin.abi.amdgpu import ip_bases, versions, vm
 from gputwin.emu.amd.soc.regfile import RegisterError
 from gputwin.emu.memory import AddressSpace
 from gputwin.emu.pcie import PcieError
-from gputwin.emu.sanitizer import config as sanitizer_config
 
 VMID0 = 1 << 0
 PERMISSION_WRITE = 1 << 2   # PERMISSION_FAULTS bits: valid, read, write, execute
