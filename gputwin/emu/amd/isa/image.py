@@ -19,12 +19,11 @@ th scope (gfx12), and `rest`: bits LLVM ignores (kept so that encoding is exact)
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 
 from .image_formats import DIMS, FORMATS, VADDR_FIELDS, format_of
 from .inst import Inst, Operand
-from .table import SAME_TABLE, TABLE_DIR, load
+from .table import format_facts, load
 
 ENCODINGS = ("MIMG", "VIMAGE", "VSAMPLE")
 _FLAGS = ("unorm", "r128", "a16", "d16", "tfe", "lwe")
@@ -62,8 +61,7 @@ class ImageOp:
 
 @functools.cache
 def _doc(arch: str) -> dict:
-    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_image.json"
-    return json.loads(path.read_text()) if path.exists() else {"encodings": {}}
+    return format_facts(arch, "image", {"encodings": {}})
 
 
 @functools.cache

@@ -15,12 +15,11 @@ Bits LLVM ignores are kept in extra["rest"] so that encoding is exact.
 from __future__ import annotations
 
 import functools
-import json
 import re
 
 from .inst import Inst, Operand
 from .rdna3_formats import Format
-from .table import SAME_TABLE, TABLE_DIR
+from .table import format_facts
 
 
 EXP = Format("EXP", 8, (26, 6, 0b111110), {"en": (0, 4), "tgt": (4, 6), "done": (11, 1), "row": (13, 1),
@@ -47,8 +46,7 @@ class PixelError(Exception):
 
 @functools.cache
 def facts(arch: str) -> dict:
-    path = TABLE_DIR / f"{SAME_TABLE.get(arch, arch)}_pixel.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    return format_facts(arch, "pixel", {})
 
 
 def format_of(d0: int) -> Format | None:

@@ -18,6 +18,18 @@ FAMILIES = {"rdna3": rdna3_formats, "rdna4": rdna4_formats, "cdna3": cdna3_forma
 # Processors that use another's table: gfx1201 has gfx1200's encodings (one ISA version in LLVM 19).
 SAME_TABLE = {"gfx1201": "gfx1200"}
 ARCHES.update({alias: ARCHES[base] for alias, base in SAME_TABLE.items()})
+# the tables that carry the image / pixel-shader format facts (tools/gen_isa_image.py, gen_isa_pixel.py):
+# RDNA only, CDNA3 has neither format; a listed table that is missing is an error, never an empty table
+_FORMAT_FACT_TABLES = ("gfx1100", "gfx1200")
+
+
+def format_facts(arch: str, kind: str, none: dict) -> dict:
+    """The `<table>_<kind>.json` facts of arch's table (`kind` is image or pixel), or `none` for an arch
+    without those formats."""
+    base = SAME_TABLE.get(arch, arch)
+    if base not in _FORMAT_FACT_TABLES:
+        return none
+    return json.loads((TABLE_DIR / f"{base}_{kind}.json").read_text())
 
 
 @dataclass(frozen=True, slots=True)
