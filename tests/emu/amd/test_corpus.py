@@ -17,7 +17,6 @@ import pytest
 
 from gputwin.emu.amd.conformance import code_object_gaps
 from gputwin.emu.amd.standalone import Arena, load_kernel
-from gputwin.errors import IllegalInstruction
 from tests.emu.amd import corpus_refs as refs
 
 CORPUS = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "corpus"
@@ -28,10 +27,6 @@ ARCHES = {"gfx1100": "gfx1100", "gfx1100w64": "gfx1100", "gfx1201": "gfx1201", "
 # {(target, mnemonic): reason}. Only unknowable hardware behaviour belongs here. The gate fails on an
 # entry that no longer occurs, so the list cannot go stale.
 ALLOWED_GAPS: dict[tuple[str, str], str] = {}
-
-# Kernels whose run is expected to fail closed, with the reason: {(target, kernel): match for the error}.
-# Wave64 WMMA on gfx1100: the hardware register layout for wave64 is not documented (wmma.py).
-EXPECTED_FAULTS = {("gfx1100w64", "matrix"): "wave64 WMMA is not modelled"}
 
 
 
@@ -79,10 +74,5 @@ def test_kernel_matches_numpy(obj, name):
     k = load_kernel(arena, (CORPUS / obj).read_bytes(), name)
     block = (32 if k.info.wave32 else 64) if spec.one_wave else refs.N
     out_va, in_va = arena.alloc(4 * refs.WORDS, out0), arena.alloc(4 * refs.WORDS, inp)
-    fault = EXPECTED_FAULTS.get((_target(obj), name))
-    if fault is not None:
-        with pytest.raises(IllegalInstruction, match=fault):
-            k(out_va, in_va, refs.N, grid=(1, 1, 1), block=(block, 1, 1))
-        return
     k(out_va, in_va, refs.N, grid=(1, 1, 1), block=(block, 1, 1))
     spec.check(inp, arena.array(out_va, np.uint32, refs.WORDS))
