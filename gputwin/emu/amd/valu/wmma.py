@@ -121,7 +121,7 @@ def execute(group, inst, mode: Mode) -> None:
             c = -c
         with np.errstate(all="ignore"):
             tot = prod[:, rows, cols] + c
-        res = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
+            res = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
         out = res.astype(U32) if f is F32 else res
     dst = inst.operands["vdst"].index
     for j in range(count):

@@ -1,13 +1,11 @@
-"""VOP3P packed math, v_fma_mix*, dot products and WMMA; VOPD dual issue."""
+"""VOP3P packed math, v_fma_mix* and dot products (WMMA: test_wmma.py); VOPD dual issue."""
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 from gputwin.emu.amd.isa.inst import Inst
 from gputwin.emu.amd.valu import execute
-from gputwin.errors import IllegalInstruction
 
 from .helpers import C, L, V, VCC, bf16, f16, f32, fill, group, inst, round_frac
 
@@ -156,62 +154,6 @@ def test_dot4_u32_u8_clamp():
     assert g.vgpr(0)[0, 0] == 0xFFFFFFFF
 
 
-def _wmma_pack(a, b):
-    """A (16x16 M,K) / B (16x16 K,N) 16-bit bits -> per-lane VGPR arrays (32 lanes x 8 regs)."""
-    lane = np.arange(32) % 16
-    ra = a[lane].reshape(32, 8, 2)                    # lane: row M, regs: K pairs
-    rb = b.T[lane].reshape(32, 8, 2)                  # lane: column N
-    pack = lambda r: (r[..., 1].astype(np.uint32) << 16) | r[..., 0].astype(np.uint32)
-    return pack(ra), pack(rb)
-
-
-@pytest.mark.approx_model
-@pytest.mark.parametrize("kind", ["f16", "bf16"])
-def test_wmma_f32_16x16x16_matches_the_model_float64_matmul_rounded_once(kind, rng):
-    dt = np.float16 if kind == "f16" else ml_dtypes.bfloat16
-    a = rng.standard_normal((16, 16)).astype(dt)
-    b = rng.standard_normal((16, 16)).astype(dt)
-    c = rng.standard_normal((16, 16)).astype(np.float32)
-    ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
-    g = group(1)
-    lane = np.arange(32)
-    for j in range(8):
-        fill(g, 8 + j, ra[:, j][None])
-        fill(g, 16 + j, rb[:, j][None])
-        fill(g, 24 + j, c[2 * j + lane // 16, lane % 16][None])
-    execute(g, inst(f"v_wmma_f32_16x16x16_{kind}", "VOP3P", vdst=V(0, 8), src0=V(8, 8), src1=V(16, 8),
-                    src2=V(24, 8)))
-    want = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
-    for j in range(8):
-        np.testing.assert_array_equal(g.vgpr(j)[0], want[2 * j + lane // 16, lane % 16].view(np.uint32))
-
-
-def test_wmma_i32_iu8_signed_with_clamp(rng):
-    a = rng.integers(-128, 128, (16, 16)).astype(np.int8)
-    b = rng.integers(0, 256, (16, 16)).astype(np.uint8)
-    lane = np.arange(32)
-    g = group(1)
-    ra = a.view(np.uint8)[lane % 16].reshape(32, 4, 4).astype(np.uint32)
-    rb = b.T[lane % 16].reshape(32, 4, 4).astype(np.uint32)
-    for j in range(4):
-        fill(g, 8 + j, (ra[:, j] * (1 << np.arange(0, 32, 8, dtype=np.uint32))).sum(-1).astype(np.uint32)[None])
-        fill(g, 12 + j, (rb[:, j] * (1 << np.arange(0, 32, 8, dtype=np.uint32))).sum(-1).astype(np.uint32)[None])
-    for j in range(8):
-        fill(g, 24 + j, np.int32(2 ** 31 - 10))
-    execute(g, inst("v_wmma_i32_16x16x16_iu8", "VOP3P", vdst=V(0, 8), src0=V(8, 4), src1=V(12, 4), src2=V(24, 8),
-                    neg=(True, False, False), clamp=True))
-    want = np.clip(a.astype(np.int64) @ b.astype(np.int64) + 2 ** 31 - 10, -2 ** 31, 2 ** 31 - 1)
-    for j in range(8):
-        np.testing.assert_array_equal(g.vgpr(j)[0].view(np.int32), want[2 * j + lane // 16, lane % 16])
-
-
-def test_wmma_wave64_fails_closed():
-    g = group(1, wave64=True)
-    with pytest.raises(IllegalInstruction, match="wave64"):
-        execute(g, inst("v_wmma_f32_16x16x16_f16", "VOP3P", vdst=V(0, 8), src0=V(8, 8), src1=V(16, 8),
-                        src2=V(24, 8)))
-
-
 def _half(op, **kw):
     return inst(op, "VOPD", **kw)
 
@@ -247,47 +189,6 @@ def test_vopd_fmaak_cndmask_and_dot2acc():
                     _half("v_add_nc_u32", vdst=V(7), src0=C(129), src1=V(4))))
     execute(g, d2)
     assert g.vgpr(4)[0, 0] == f32(5.5) and g.vgpr(7)[0, 0] == int(f32(0.5)) + 1
-
-
-@pytest.mark.approx_model
-def test_wmma_f16_result_in_selected_half_keeps_the_other_model_values(rng):
-    a = rng.standard_normal((16, 16)).astype(np.float16)
-    b = rng.standard_normal((16, 16)).astype(np.float16)
-    c = rng.standard_normal((16, 16)).astype(np.float16)
-    ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
-    lane = np.arange(32)
-    g = group(1)
-    for j in range(8):
-        fill(g, 8 + j, ra[:, j][None])
-        fill(g, 16 + j, rb[:, j][None])
-        cj = f16(c[2 * j + lane // 16, lane % 16]).astype(np.uint32)
-        fill(g, 24 + j, ((cj << 16) | 0x1234)[None])                # C in the high halves
-    execute(g, inst("v_wmma_f16_16x16x16_f16", "VOP3P", vdst=V(24, 8), src0=V(8, 8), src1=V(16, 8),
-                    src2=V(24, 8), op_sel=(False, False, True, False)))
-    exact = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
-    want = np.array([[round_frac(Fraction(float(v)), 11, -14, 15) for v in row] for row in exact], np.float16)
-    for j in range(8):
-        got = g.vgpr(24 + j)[0]
-        np.testing.assert_array_equal(got >> 16, f16(want[2 * j + lane // 16, lane % 16]))
-        assert ((got & 0xFFFF) == 0x1234).all()
-
-
-def test_wmma_iu4_unsigned(rng):
-    a = rng.integers(0, 16, (16, 16))
-    b = rng.integers(0, 16, (16, 16))
-    lane = np.arange(32)
-    nib = lambda m: (m.reshape(32, 2, 8) << (4 * np.arange(8))).sum(-1).astype(np.uint32)   # 8 K per VGPR
-    ra, rb = nib(a[lane % 16]), nib(b.T[lane % 16])
-    g = group(1)
-    for j in range(2):
-        fill(g, 8 + j, ra[:, j][None])
-        fill(g, 12 + j, rb[:, j][None])
-    for j in range(8):
-        fill(g, 24 + j, np.int32(-7))
-    execute(g, inst("v_wmma_i32_16x16x16_iu4", "VOP3P", vdst=V(0, 8), src0=V(8, 2), src1=V(12, 2), src2=V(24, 8)))
-    want = a @ b - 7
-    for j in range(8):
-        np.testing.assert_array_equal(g.vgpr(j)[0].view(np.int32), want[2 * j + lane // 16, lane % 16])
 
 
 def test_packed_ops_leave_inactive_lanes_untouched():
