@@ -1,19 +1,25 @@
-"""WMMA on gfx12 (RDNA4, wave32): D = A x B + C for 16x16x16 tiles, in RDNA4's register layouts.
+"""WMMA on gfx12 (RDNA4, wave32 and wave64): D = A x B + C for 16x16x16 tiles, in RDNA4's register layouts.
 
 Layout (RDNA4 ISA guide, "Wave Matrix Multiply Accumulate"; AMD GPUOpen "Using the Matrix Cores of AMD
 RDNA 4 architecture GPUs"; the index maps of tinygrad's RDNA4 emulator, which that project checks against
-gfx1201 hardware), with k = 8 k3 + 4 k2 + k10 (bits):
-- A (M x K): element (m, k) is in lane m + 16 k2, at element e = k10 + 4 k3 of the lane's register run:
-  16-bit types two per VGPR (4 VGPRs: VGPR e // 2, half e % 2), 8-bit types four per VGPR (2 VGPRs).
-  Lanes 0-15 hold k = 0-3 and 8-11, lanes 16-31 k = 4-7 and 12-15 (no replication as on gfx11).
-- B (K x N): element (k, n) likewise in lane n + 16 k2.
-- C / D: element (m, n) is in lane n + 16 (m // 8); 32-bit types in VGPR m % 8 (8 VGPRs), 16-bit types
-  packed two per VGPR: VGPR (m % 8) // 2, half m % 2 (4 VGPRs).
+gfx1201 hardware; wave64: AMD's Matrix Instruction Calculator, `-a rdna4 -w 64`). Lane l is in 16-lane
+group g = l // 16; each lane holds a run of elements e (16-bit types two per VGPR, 8-bit four):
+- A (M x K): element (m, k) is in lane m + 16 g, element e, with k = 8 (e // 4 + g // 2) + 4 (g % 2) +
+  e % 4. Wave32 (g < 2, 8 elements: 4 VGPRs of 16-bit, 2 of 8-bit): lanes 0-15 hold k = 0-3 and 8-11,
+  lanes 16-31 k = 4-7 and 12-15 (no replication as on gfx11). Wave64 (4 elements: 2 VGPRs / 1 VGPR):
+  group g holds k = 4g .. 4g + 3. Only which A element meets which B element is observable (K is summed),
+  so any labelling of k that A and B share is the same instruction; this one is the calculator's for
+  16-bit types.
+- B (K x N): element (k, n) likewise in lane n + 16 g.
+- C / D: element (m, n) is in lane n + 16 g, slot s, with m = 8 (g % 2) + 4 (g // 2) + s: wave32
+  m = 8 g + s (8 slots), wave64 (4 slots) the calculator's "C or D[i][j] GPR: i % 4, Lane: 32 *
+  (floor(i / 4) % 2) + 16 * floor(i / 8) + j". 32-bit types: slot s is VGPR s (8 / 4 VGPRs); 16-bit
+  types packed two per VGPR: VGPR s // 2, half s % 2 (4 / 2 VGPRs).
 Products are exact in float64 and summed there with C, then rounded once (nearest even) to the result
 format: APPROXIMATE VS HARDWARE for float results (the hardware's internal accumulation order and
 precision are not modelled), exact for iu8. fp8 is OCP E4M3 (no infinities, 0x7F/0xFF NaN), bf8 OCP E5M2.
 iu8: neg[0] / neg[1] mark A / B signed; clamp saturates to i32. Not modelled (IllegalInstruction):
-the iu4 forms, v_swmmac_*, neg / op_sel modifiers on float forms, wave64.
+the iu4 forms, v_swmmac_*, neg / op_sel modifiers on float forms.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import numpy as np
 from gputwin.errors import IllegalInstruction
 
 from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
+from .wmma import _regs
 
 U16, U32 = np.uint16, np.uint32
 
@@ -34,9 +41,21 @@ OPS = {
     "v_wmma_f32_16x16x16_bf8_fp8": ("bf8", "fp8", "f32"), "v_wmma_f32_16x16x16_bf8_bf8": ("bf8", "bf8", "f32"),
 }
 _FMT = {"f16": F16, "bf16": BF16, "f32": F32}
-_K = np.arange(16)
-_LANE_HI = (_K >> 2) & 1                        # k -> which half-wave holds it
-_ELEM = (_K & 3) | ((_K >> 1) & 4)              # k -> element index in the lane's run
+
+
+def _layout(lanes: int):
+    """For a wave of `lanes`: k -> (lane group, element) of A/B, and (lane, slot) -> m of C/D."""
+    per = 256 // lanes                                   # A/B elements and C/D slots per lane
+    g, e = np.meshgrid(np.arange(lanes // 16), np.arange(per), indexing="ij")
+    k = 8 * (e // 4 + g // 2) + 4 * (g % 2) + e % 4
+    group, elem = np.zeros(16, np.int64), np.zeros(16, np.int64)
+    group[k], elem[k] = g, e
+    lane = np.arange(lanes)
+    m = (8 * (lane // 16 % 2) + 4 * (lane // 32))[:, None] + np.arange(per)[None, :]
+    return per, group, elem, m, np.broadcast_to((lane % 16)[:, None], m.shape)
+
+
+_LAYOUT = {lanes: _layout(lanes) for lanes in (32, 64)}
 
 
 def _fp8_table(ebits: int, mbits: int, bias: int, fn: bool) -> np.ndarray:
@@ -57,28 +76,22 @@ def _fp8_table(ebits: int, mbits: int, bias: int, fn: bool) -> np.ndarray:
 _FP8 = {"fp8": _fp8_table(4, 3, 7, True), "bf8": _fp8_table(5, 2, 15, False)}
 
 
-def _regs(group, inst, role: str, count: int):
-    op = inst.operands[role]
-    if op.kind != "vgpr":
-        raise IllegalInstruction(f"{inst.op}: {role} must be VGPRs")
-    return np.stack([group.vgpr(op.index + j) for j in range(count)], axis=-1)   # (n, 32, count)
-
-
 def _matrix(regs, kind: str, signed: bool):
-    """(n, 32 lanes, VGPRs) -> (n, 16 rows-or-columns, 16 K) float64 in the RDNA4 A/B layout."""
-    n = regs.shape[0]
+    """(n, lanes, VGPRs) -> (n, 16 rows-or-columns, 16 K) float64 in the RDNA4 A/B layout."""
+    n, lanes = regs.shape[:2]
+    per, group, elem = _LAYOUT[lanes][:3]
     if kind in ("f16", "bf16"):
-        el = regs[..., None].view(U16).reshape(n, 32, 8)            # little endian: low half first
+        el = regs[..., None].view(U16).reshape(n, lanes, per)       # little endian: low half first
         vals = to_f64(el, _FMT[kind])
     else:
-        el = ((regs[..., None] >> (np.arange(4) * 8).astype(U32)) & U32(0xFF)).reshape(n, 32, 8)
+        el = ((regs[..., None] >> (np.arange(4) * 8).astype(U32)) & U32(0xFF)).reshape(n, lanes, per)
         if kind == "iu8":
             v = el.astype(np.int64)
             vals = (v - ((v & 0x80) << 1) if signed else v).astype(np.float64)
         else:
             vals = _FP8[kind][el]
-    rows = np.arange(16)[:, None] + 16 * _LANE_HI[None, :]              # (16, K) -> lane
-    return vals[:, rows, np.broadcast_to(_ELEM, rows.shape)]
+    rows = np.arange(16)[:, None] + 16 * group[None, :]                 # (16, K) -> lane
+    return vals[:, rows, np.broadcast_to(elem, rows.shape)]
 
 
 def build(inst):
@@ -87,26 +100,22 @@ def build(inst):
         raise IllegalInstruction(f"{inst.op}: neg modifiers on gfx12 float WMMA are not modelled")
     if any(inst.op_sel) or inst.clamp and acc != "i32":
         raise IllegalInstruction(f"{inst.op}: op_sel / clamp on gfx12 float WMMA are not modelled")
-    nab = 4 if kind_a in ("f16", "bf16") else 2
     wide = acc in ("f32", "i32")
 
     def h(group):
-        if group.wave64:
-            raise IllegalInstruction(f"{inst.op}: wave64 WMMA is not modelled")
         mode = Mode.of(group.mode)
         if acc in _FMT:
             mode.need_rne(_FMT[acc], inst.op)
+        per, _, _, m, col = _LAYOUT[group.lanes]
+        nab = per // 2 if kind_a in ("f16", "bf16") else per // 4      # A/B VGPRs
         a = _matrix(_regs(group, inst, "src0", nab), kind_a, kind_a == "iu8" and inst.neg[0])
         b = _matrix(_regs(group, inst, "src1", nab), kind_b, kind_b == "iu8" and inst.neg[1])
         with np.errstate(all="ignore"):
             prod = np.einsum("wmk,wnk->wmn", a, b)                     # (n, M, N)
-        lane = np.arange(32)
-        m = np.arange(8)[None, :] + 8 * (lane // 16)[:, None]            # (lane, slot) -> M
-        col = np.broadcast_to((lane % 16)[:, None], m.shape)             # (lane, slot) -> N
         if wide:
-            c = _regs(group, inst, "src2", 8)                             # (n, 32, 8): slot = VGPR
-        else:
-            c = _regs(group, inst, "src2", 4)[..., None].view(U16).reshape(group.n, 32, 8)   # slot = 2 VGPR + half
+            c = _regs(group, inst, "src2", per)                           # (n, lanes, slots): slot = VGPR
+        else:                                                             # slot = 2 VGPR + half
+            c = _regs(group, inst, "src2", per // 2)[..., None].view(U16).reshape(group.n, group.lanes, per)
         if acc == "i32":
             tot = prod[:, m, col].astype(np.int64) + c.view(np.int32).astype(np.int64)
             if inst.clamp:
@@ -116,13 +125,13 @@ def build(inst):
             f = _FMT[acc]
             with np.errstate(all="ignore"):
                 tot = prod[:, m, col] + to_f64(c, f)
-            out = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
+                out = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
         dst = inst.operands["vdst"].index
         if wide:
-            for j in range(8):
+            for j in range(per):
                 group.set_vgpr(dst + j, out[..., j].astype(U32))
         else:
             o = out.astype(U32)
-            for j in range(4):
+            for j in range(per // 2):
                 group.set_vgpr(dst + j, o[..., 2 * j] | (o[..., 2 * j + 1] << U32(16)))
     return h
