@@ -1,5 +1,5 @@
 """The coverage gate (issue 12, docs/conformance.md "Corpus"): fixtures/amd/corpus/ holds corpus.cl and
-corpus.hip compiled by clang-19 at -O0..-O3 for gfx1100 wave32, gfx1100 wave64, gfx1201 and gfx942
+corpus.hip compiled by clang-19 at -O0..-O3 for gfx1100 and gfx1201 (wave32 and wave64) and gfx942
 (fixtures/amd/corpus/build.sh).
 1. Every instruction of every corpus code object is modelled: decoded with gputwin's decoder and built
    by program.build_handler(strict=True), the rule `gputwin conformance` counts by
@@ -21,7 +21,8 @@ from tests.emu.amd import corpus_refs as refs
 
 CORPUS = pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "amd" / "corpus"
 OBJECTS = sorted(p.name for p in CORPUS.glob("*.hsaco"))
-ARCHES = {"gfx1100": "gfx1100", "gfx1100w64": "gfx1100", "gfx1201": "gfx1201", "gfx942": "gfx942"}
+ARCHES = {"gfx1100": "gfx1100", "gfx1100w64": "gfx1100", "gfx1201": "gfx1201", "gfx1201w64": "gfx1201",
+          "gfx942": "gfx942"}
 
 # Instructions the corpus contains that the emulator does not model, each with why it is allowed:
 # {(target, mnemonic): reason}. Only unknowable hardware behaviour belongs here. The gate fails on an
