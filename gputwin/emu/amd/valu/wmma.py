@@ -15,7 +15,7 @@ Float forms: neg[i] / neg_hi[i] negate the low / high 16-bit halves of A (i = 0)
 the even / odd K; neg[2] subtracts C and neg_hi[2] takes |C| first (the calculator's NEG notes).
 Products are exact in float64 and summed there with C, then rounded once to the result format:
 APPROXIMATE VS HARDWARE (the hardware's internal accumulation order/precision is not modelled).
-iu8/iu4: neg[0] / neg[1] mark A / B signed; clamp saturates to i32; neg[2] and neg_hi must be zero.
+iu8/iu4: neg[0] / neg[1] mark A / B signed; clamp saturates to i32; neg[2] and neg_hi must be zero (raise).
 Like every VALU write, D lanes outside EXEC are kept (the hardware requires EXEC all ones).
 """
 from __future__ import annotations
@@ -80,7 +80,8 @@ def _negate_halves(vals, lo: bool, hi: bool):
 
 
 def _check_modifiers(inst, kind: str, acc: str) -> None:
-    """Fail closed on modifier bits the forms do not define (LLVM rejects them too)."""
+    """Fail closed on modifier bits the forms do not define (the calculator: integer NEG[2] and NEG_HI must be
+    zero; LLVM rejects op_sel other than op_sel[2] and clamp on float forms, but assembles the integer ones)."""
     if kind.startswith("iu") and (inst.neg[2] or any(inst.neg_hi)):
         raise IllegalInstruction(f"{inst.op}: neg[2] / neg_hi on integer WMMA are not modelled")
     if any(inst.op_sel[:2]) or inst.op_sel[2] and acc not in ("f16", "bf16"):
