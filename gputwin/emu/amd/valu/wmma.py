@@ -49,7 +49,8 @@ def _cd_layout(lanes: int):
 _CD = {lanes: _cd_layout(lanes) for lanes in (32, 64)}
 
 
-def _regs(group, inst, role: str, count: int):
+def vgpr_block(group, inst, role: str, count: int):
+    """`count` consecutive VGPRs of operand `role`, stacked last: (n, lanes, count) uint32."""
     op = inst.operands[role]
     if op.kind != "vgpr":
         raise IllegalInstruction(f"{inst.op}: {role} must be VGPRs")
@@ -96,15 +97,15 @@ def execute(group, inst, mode: Mode) -> None:
     if acc in _FMT:
         mode.need_rne(_FMT[acc], inst.op)
     integer = kind.startswith("iu")
-    a = _elements(_regs(group, inst, "src0", _AB_VGPRS[kind]), kind, integer and inst.neg[0])
-    b = _elements(_regs(group, inst, "src1", _AB_VGPRS[kind]), kind, integer and inst.neg[1])
+    a = _elements(vgpr_block(group, inst, "src0", _AB_VGPRS[kind]), kind, integer and inst.neg[0])
+    b = _elements(vgpr_block(group, inst, "src1", _AB_VGPRS[kind]), kind, integer and inst.neg[1])
     if not integer:
         a = _negate_halves(a, inst.neg[0], inst.neg_hi[0])
         b = _negate_halves(b, inst.neg[1], inst.neg_hi[1])
     with np.errstate(all="ignore"):
         prod = np.einsum("wmk,wnk->wmn", a, b)        # (n, M, N), exact sums for integers
     count, rows, cols = _CD[group.lanes]
-    c_regs = _regs(group, inst, "src2", count)         # (n, lanes, count)
+    c_regs = vgpr_block(group, inst, "src2", count)    # (n, lanes, count)
     hi = bool(inst.op_sel[2])
     if acc == "i32":
         cval = c_regs.view(np.int32).astype(np.int64)

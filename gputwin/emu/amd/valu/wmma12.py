@@ -28,7 +28,7 @@ import numpy as np
 from gputwin.errors import IllegalInstruction
 
 from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
-from .wmma import _regs
+from .wmma import vgpr_block
 
 U16, U32 = np.uint16, np.uint32
 
@@ -108,14 +108,14 @@ def build(inst):
             mode.need_rne(_FMT[acc], inst.op)
         per, _, _, m, col = _LAYOUT[group.lanes]
         nab = per // 2 if kind_a in ("f16", "bf16") else per // 4      # A/B VGPRs
-        a = _matrix(_regs(group, inst, "src0", nab), kind_a, kind_a == "iu8" and inst.neg[0])
-        b = _matrix(_regs(group, inst, "src1", nab), kind_b, kind_b == "iu8" and inst.neg[1])
+        a = _matrix(vgpr_block(group, inst, "src0", nab), kind_a, kind_a == "iu8" and inst.neg[0])
+        b = _matrix(vgpr_block(group, inst, "src1", nab), kind_b, kind_b == "iu8" and inst.neg[1])
         with np.errstate(all="ignore"):
             prod = np.einsum("wmk,wnk->wmn", a, b)                     # (n, M, N)
         if wide:
-            c = _regs(group, inst, "src2", per)                           # (n, lanes, slots): slot = VGPR
+            c = vgpr_block(group, inst, "src2", per)                           # (n, lanes, slots): slot = VGPR
         else:                                                             # slot = 2 VGPR + half
-            c = _regs(group, inst, "src2", per // 2)[..., None].view(U16).reshape(group.n, group.lanes, per)
+            c = vgpr_block(group, inst, "src2", per // 2)[..., None].view(U16).reshape(group.n, group.lanes, per)
         if acc == "i32":
             tot = prod[:, m, col].astype(np.int64) + c.view(np.int32).astype(np.int64)
             if inst.clamp:
