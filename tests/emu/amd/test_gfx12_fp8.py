@@ -3,7 +3,7 @@ float8_e4m3fn / float8_e5m2 plus the rules ml_dtypes does not know (written out 
 0xff / 0xfe, a NaN code gives a quiet NaN of its sign, MODE.FP16_OVFL saturates finite overflow, and
 stochastic rounding adds S1's top bits (an integer model). Then every instruction form LLVM 19 accepts
 (VOP1, VOP3 byte_sel / op_sel, DPP16, DPP8, modifiers) on the emulated gfx1201, and clang-19 kernels
-using the builtins on gfx1201 and gfx942 (fixtures/amd/fp8/)."""
+using the builtins on gfx1201 (also through MOCKAMD:gfx1201) and gfx942 (fixtures/amd/fp8/)."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -13,6 +13,7 @@ import pytest
 from gputwin.emu.amd.standalone import Arena, load_kernel
 from gputwin.emu.amd.valu.fp8 import BF8_FNUZ, BF8_OCP, FP8_FNUZ, FP8_OCP
 from gputwin.errors import IllegalInstruction
+from tests.emu.amd.device_rig import device_kernel
 from tests.emu.amd.helpers import FIXTURES
 from tests.emu.amd.test_gfx12 import run12
 
@@ -255,9 +256,15 @@ def _records(n: int) -> np.ndarray:
     return np.stack([a.view(U32), b.view(U32), packed, rnd], axis=1)
 
 
-def _run(arch: str, name: str, rec: np.ndarray) -> np.ndarray:
-    arena = Arena()
-    k = load_kernel(arena, (KERNELS / f"fp8.{arch}.hsaco").read_bytes(), name)
+def _run(arch: str, name: str, rec: np.ndarray, spec: str | None = None) -> np.ndarray:
+    """Run fp8.cl's kernel `name` on the emulator (standalone), or through the driver stack of device
+    `spec` (MOCKAMD:...: driver, mock KFD, PM4 command processor, emulator)."""
+    image = (KERNELS / f"fp8.{arch}.hsaco").read_bytes()
+    if spec is None:
+        arena = Arena()
+        k = load_kernel(arena, image, name)
+    else:
+        arena, k = device_kernel(spec, image, name)
     n = rec.shape[0]
     out = arena.alloc(32 * n)
     k(out, arena.alloc(16 * n, rec), grid=(n // 64, 1, 1), block=(64, 1, 1))
@@ -277,10 +284,11 @@ def _kernel_ref(rec, enc, dec) -> np.ndarray:
                      dec("bf8", byte(2)), dec("bf8", byte(3))], axis=1)
 
 
+@pytest.mark.parametrize("spec", [None, "MOCKAMD:gfx1201"], ids=["standalone", "device"])
 @pytest.mark.parametrize("saturate", [False, True], ids=["fp8_convert", "fp8_convert_ovfl"])
-def test_gfx1201_kernel_using_the_builtins_matches_the_ocp_reference(saturate):
+def test_gfx1201_kernel_using_the_builtins_matches_the_ocp_reference(saturate, spec):
     rec = _records(256)
-    got = _run("gfx1201", "fp8_convert_ovfl" if saturate else "fp8_convert", rec)
+    got = _run("gfx1201", "fp8_convert_ovfl" if saturate else "fp8_convert", rec, spec)
     enc = lambda fmt, bits, rng=None: _enc(fmt, bits, rng, saturate)    # noqa: E731
     assert (got == _kernel_ref(rec, enc, _dec)).all()
 
