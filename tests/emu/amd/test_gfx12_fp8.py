@@ -6,6 +6,8 @@ stochastic rounding adds S1's top bits (an integer model). Then every instructio
 using the builtins on gfx1201 (also through MOCKAMD:gfx1201) and gfx942 (fixtures/amd/fp8/)."""
 from __future__ import annotations
 
+import hashlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -242,6 +244,13 @@ def test_clamp_or_omod_on_a_packed_f32_pair_is_refused():
 # --- clang-19 kernels using the builtins (fixtures/amd/fp8/fp8.cl) ------------------------------------
 KERNELS = FIXTURES.parent / "fp8"
 FNUZ = {"fp8": (FP8_FNUZ, ml_dtypes.float8_e4m3fnuz), "bf8": (BF8_FNUZ, ml_dtypes.float8_e5m2fnuz)}
+
+
+def test_kernel_objects_are_built_from_the_committed_sources():
+    built = dict(ln.split()[::-1] for ln in (KERNELS / "SOURCES.sha256").read_text().splitlines())
+    now = {name: hashlib.sha256((KERNELS / name).read_bytes()).hexdigest() for name in built}
+    assert set(built) == {"build.sh", "fp8.cl", "../cl/gputwin_cl.h"}
+    assert now == built, "fixtures/amd/fp8 sources changed since the objects were built: run sh fixtures/amd/fp8/build.sh"
 
 
 def _records(n: int) -> np.ndarray:
