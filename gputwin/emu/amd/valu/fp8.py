@@ -66,7 +66,7 @@ class Fp8:
     def nan_code(self) -> int:              # what a NaN input converts to
         return (0xFF if not self.has_inf else 0xFE) if self.ocp else 0x80
 
-    @property
+    @cached_property
     def max_finite(self) -> float:
         return float(self._values()[self.max_code])
 
