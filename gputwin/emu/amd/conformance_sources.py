@@ -19,15 +19,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 # each object counts only for the arch its ELF header names (gfx11-generic objects run on gfx1100;
 # gfx1200 shares gfx1201's objects, see OBJECT_ARCH).
 CORPUS = "tests/emu/amd/test_corpus.py"     # the coverage-gate corpus (docs/conformance.md "Corpus")
+FP8 = "tests/emu/amd/test_gfx12_fp8.py"      # the 8-bit float conversion builtins (fixtures/amd/fp8/)
 FIXTURES = {
     "gfx1100": (("fixtures/amd/cl/*.hsaco", "tests/emu/amd/test_standalone.py"),
                 ("fixtures/drivers/*.hsaco", "tests/drivers/amd/test_device.py"),
                 ("fixtures/amd/corpus/*.gfx1100*.hsaco", CORPUS)),
     "gfx1201": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),
-                ("fixtures/amd/corpus/*.gfx1201.*.hsaco", CORPUS)),
-    "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),),
+                ("fixtures/amd/corpus/*.gfx1201.*.hsaco", CORPUS), ("fixtures/amd/fp8/*.gfx1201.hsaco", FP8)),
+    "gfx1200": (("fixtures/amd/cl/gfx1201/*.hsaco", "tests/emu/amd/test_gfx12_standalone.py"),
+                ("fixtures/amd/fp8/*.gfx1201.hsaco", FP8)),
     "gfx942": (("fixtures/amd/cl/gfx942/*.hsaco", "tests/emu/amd/test_gfx942_kernels.py"),
-               ("fixtures/amd/corpus/*.gfx942.*.hsaco", CORPUS)),
+               ("fixtures/amd/corpus/*.gfx942.*.hsaco", CORPUS), ("fixtures/amd/fp8/*.gfx942.hsaco", FP8)),
 }
 OBJECT_ARCH = {"gfx1200": "gfx1201"}   # report arch -> the processor its fixture objects are built for
 HARDWARE_FIXTURES = 0      # results recorded on real GPUs: none exist yet (docs/conformance.md)

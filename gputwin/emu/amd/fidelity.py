@@ -36,8 +36,9 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_cvt_norm_[iu]16_f16", DECISION, "f16_to_snorm/unorm: rounding ties to even (the guide says only "
      "'0.5 ULP accuracy, supports rounding')", "gputwin/emu/amd/valu/cvt.py"),
     (r"v_cvt_(sr_|pk_)?(fp8|bf8)_f32(\.fnuz)?|v_cvt_(pk_)?f32_(fp8|bf8)(\.fnuz)?", DECISION,
-     "gfx942 FNUZ 8-bit floats: no saturation (overflow gives NaN), stochastic rounding as the ROCm reference "
-     "code rounds, NaN decodes to 0x7fc00000", "gputwin/emu/amd/valu/fp8.py"),
+     "8-bit floats: stochastic rounding's use of S1 and the NaN bits either way (gfx942 FNUZ: no saturation, "
+     "the ROCm reference rounding, NaN decodes to 0x7fc00000; gfx12 OCP: NaN encodes to 0xff / 0xfe, S1's top "
+     "bits, NaN decodes to a quiet NaN of its sign)", "gputwin/emu/amd/valu/fp8.py"),
     (r"v_mullit_f32", DECISION, "0 * x = +0 (the guide's description; its pseudocode writes a plain multiply)",
      "gputwin/emu/amd/valu/arith.py"),
     (r"v_trig_preop_f64", DECISION, "2/pi bits and scaling as the guide's pseudocode reads", "docs/valu.md"),

@@ -7,6 +7,7 @@ The _num forms (renamed from gfx11's v_min / v_max) are minimumNumber / maximumN
 or signalling, yields the other input; two NaNs yield src0 quieted (gfx11 without IEEE mode returned
 src1 as it was). med3_num with any NaN input is min3_num, as on gfx11. In all of them -0 orders below +0.
 VOPD halves v_dual_min_num / v_dual_max_num use these entries too.
+The OCP fp8/bf8 conversions (v_cvt_f32_fp8, v_cvt_pk_fp8_f32, v_cvt_sr_bf8_f32 ...) are valu/fp8.py's.
 v_s_exp/log/rcp/rsq/sqrt_f32 ("pseudo-scalar transcendentals", which clang emits for uniform values) are
 the VALU transcendentals on a scalar source with an SGPR result, written for every wave whatever its EXEC
 (like v_readfirstlane); the f16 forms raise: what fills the SGPR's high half is not documented.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.emu.amd.valu import fp8
 from gputwin.emu.amd.valu.fp import F16, F32, F64, Fmt, as_float, is_nan, is_snan
 from gputwin.emu.amd.valu.table import Op
 from gputwin.errors import IllegalInstruction
@@ -99,6 +101,8 @@ def _table() -> dict[str, Op]:
 
 
 OPS = _table()
+OPS.update(fp8.rdna4_ops())          # OCP fp8/bf8 conversions (valu/fp8.py)
+FP8_WIDEN_PACKED = ("v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8")
 PSEUDO_SCALAR = {f"v_s_{n}_f32": f"v_{n}_f32" for n in ("exp", "log", "rcp", "rsq", "sqrt")}
 
 
@@ -142,5 +146,7 @@ def build(inst):
     op = OPS.get(inst.op)
     if op is None:
         return None
+    if inst.op in FP8_WIDEN_PACKED and (inst.clamp or inst.omod):
+        raise IllegalInstruction(f"{inst.op}: clamp / omod on a packed pair of f32 results are not modelled")
     specs = valu._plan(inst, op)
     return lambda g: valu._run_op(g, inst, op, *valu._fetch(g, inst, op, specs))

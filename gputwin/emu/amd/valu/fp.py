@@ -223,6 +223,11 @@ class Mode:
     def ieee(self) -> bool:
         return bool(self.raw >> 9 & 1)
 
+    @property
+    def fp16_ovfl(self) -> bool:
+        """MODE bit 23: overflowing 16-bit (and on gfx12, 8-bit) conversions saturate to the largest finite value."""
+        return bool(self.raw >> 23 & 1)
+
     def keeps_denormals(self, f: Fmt) -> bool:
         """Denormal inputs and outputs of f both kept (no flushing either way)."""
         return self._denorm[f.name] == 3

@@ -28,6 +28,7 @@ import numpy as np
 from gputwin.errors import IllegalInstruction
 
 from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
+from .fp8 import BF8_OCP, FP8_OCP
 from .wmma import vgpr_block
 
 U16, U32 = np.uint16, np.uint32
@@ -58,22 +59,9 @@ def _layout(lanes: int):
 _LAYOUT = {lanes: _layout(lanes) for lanes in (32, 64)}
 
 
-def _fp8_table(ebits: int, mbits: int, bias: int, fn: bool) -> np.ndarray:
-    """float64 value of every 8-bit code (OCP FP8: E4M3 'fn' has no infinities, E5M2 is IEEE-like)."""
-    code = np.arange(256)
-    sign = np.where(code >> 7, -1.0, 1.0)
-    e = (code >> mbits) & ((1 << ebits) - 1)
-    m = code & ((1 << mbits) - 1)
-    mag = np.where(e == 0, m * 2.0 ** (1 - bias - mbits), (1 + m / (1 << mbits)) * 2.0 ** (e - bias))
-    top = e == (1 << ebits) - 1
-    if fn:
-        mag = np.where(top & (m == (1 << mbits) - 1), np.nan, mag)
-    else:
-        mag = np.where(top, np.where(m == 0, np.inf, np.nan), mag)
-    return sign * mag
-
-
-_FP8 = {"fp8": _fp8_table(4, 3, 7, True), "bf8": _fp8_table(5, 2, 15, False)}
+# float64 value of every OCP 8-bit code (fp8.py: E4M3 with no infinities, E5M2 IEEE-like)
+_FP8 = {"fp8": FP8_OCP.to_f32.view(np.float32).astype(np.float64),
+        "bf8": BF8_OCP.to_f32.view(np.float32).astype(np.float64)}
 
 
 def _matrix(regs, kind: str, signed: bool):
