@@ -109,8 +109,6 @@ def build(inst):
         if op not in wmma12.OPS:
             raise IllegalInstruction(f"{op}: this gfx12 WMMA form is not modelled")
         return wmma12.build(inst)
-    if op.startswith("buffer_") and "_format_" in op:
-        raise IllegalInstruction(f"{op}: the gfx12 V# format field is not modelled (tbuffer_* is)")
     h = _build_salu(inst)
     if h is None:
         h = _build_valu(inst)

@@ -12,10 +12,12 @@ UNORM gives v / (2^n - 1), SNORM max(v / (2^(n-1) - 1), -1.0) (the most negative
 -(2^(n-1) - 1) is), USCALED / SSCALED the integer as f32 (exact); the quotients are rounded once to
 nearest even (DECISION: the guide gives the formula, not the rounding; to confirm on hardware).
 Components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for float results).
-Stores write the components both have, 32-bit UINT/SINT/FLOAT formats only (narrowing conversions are
-not documented bit-exactly). Each component is range-checked on its own; out of range reads 0 and is
-not written. Not modelled (IllegalInstruction): packed (10_11_11, 2_10_10_10...) formats, d16 forms,
-narrow stores, tfe.
+Stores write the components both have, converted from the VGPR to the format by `_encode` (see there:
+the D3D11 functional spec's conversion rules; the ISA guides give none). Range checks: on gfx11/gfx12 each
+component on its own (mubuf.py); on gfx942 the element as a whole ("all or nothing" for format
+instructions, CDNA3 ISA guide, range checking). Out of range reads 0 and is not written. Not modelled
+(IllegalInstruction naming them): packed (10_11_11, 11_11_10, 10_10_10_2, 2_10_10_10) formats, d16 forms,
+V# DST_SEL other than X, Y, Z, W, tfe.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import numpy as np
 
 from gputwin.emu.amd import access
 from gputwin.emu.amd.mubuf import _access, _Addr
-from gputwin.emu.amd.valu.fp import F32, quiet
+from gputwin.emu.amd.valu.fp import F16, F32, quiet, round_f64, to_f64
 from gputwin.errors import IllegalInstruction
 
 U32, U64 = np.uint32, np.uint64
@@ -69,15 +71,16 @@ def build(inst, gfx9: bool = False):
     """tbuffer_*: the format is the instruction's."""
     m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
     spec = _checked(inst, m, int(inst.extra.get("format", 0)), gfx9)
-    return _build(inst, m, lambda g: [(spec, None)])
+    return _build(inst, m, lambda g: [(spec, None)], gfx9)
 
 
 _IDENTITY_DST_SEL = 4 | 5 << 3 | 6 << 6 | 7 << 9     # V# DST_SEL_X..W = X, Y, Z, W
 
 
 def build_buffer_format(inst, gfx9: bool = False):
-    """buffer_load/store_format_*: the format is the V#'s (gfx11 FORMAT [114:108]; GFX9 NUM_FORMAT
-    [110:108], DATA_FORMAT [114:111]), one per wave. DST_SEL other than X, Y, Z, W is not modelled."""
+    """buffer_load/store_format_*: the format is the V#'s, one per wave: gfx11 and gfx12 FORMAT [113:108]
+    (6 bits: SQ_BUF_RSRC_WORD3_GFX11 / _GFX12 in ROCR's registers.h, where [116:114] is reserved on
+    both); GFX9 NUM_FORMAT [110:108], DATA_FORMAT [114:111]. DST_SEL other than X, Y, Z, W is not modelled."""
     m = re.fullmatch(r"buffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
     if m is None:
         raise IllegalInstruction(f"{inst.op} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
@@ -88,24 +91,22 @@ def build_buffer_format(inst, gfx9: bool = False):
         if m.group(1) == "load" and ((w3 & 0xFFF) != _IDENTITY_DST_SEL).any():
             raise IllegalInstruction(f"{inst.op}: V# DST_SEL {int(w3[0] & 0xFFF):#x} other than X, Y, Z, W is not "
                                      f"modelled")
-        value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x7F
+        value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x3F
         return [(_checked(inst, m, int(v), gfx9), value == v) for v in np.unique(value)]
-    return _build(inst, m, formats)
+    return _build(inst, m, formats, gfx9)
 
 
 def _checked(inst, m, value: int, gfx9: bool):
     spec, name = _format(value, gfx9)
     if m is None or spec is None:
         raise IllegalInstruction(f"{inst.op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
-    if m.group(1) == "store" and spec[0] != 32:
-        raise IllegalInstruction(f"{inst.op}: stores to the narrow format {name} are not modelled")
     return spec
 
 
-def _build(inst, m, formats):
+def _build(inst, m, formats, gfx9: bool):
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{inst.op} with tfe (texture fail enable) is not modelled")
-    return (_load if m.group(1) == "load" else _store)(inst, _Addr(inst), formats, _COMPS[m.group(2)])
+    return (_load if m.group(1) == "load" else _store)(inst, _Addr(inst, gfx9), formats, _COMPS[m.group(2)])
 
 
 def _convert(raw, size: int, kind: str):
@@ -147,7 +148,7 @@ def _load(inst, addr, formats, ninst):
                 if c >= nfmt:
                     data[:] = one if c == 3 else U32(0)
                 else:
-                    sel = act & check(c * size, size)
+                    sel = act & check(_checked_at(addr, c, size), size)
                     if sel.any():
                         for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
                             part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
@@ -159,6 +160,35 @@ def _load(inst, addr, formats, ninst):
         for c in range(ninst):
             g.set_vgpr(dst + c, out[c].reshape(g.n, g.lanes))
     return h
+
+
+def _encode(val, size: int, kind: str):
+    """The bits a store writes for one component: the VGPR value converted to the format, zero-extended.
+    The ISA guides give no store conversion; these are the D3D11 functional spec's (3.2.3, data conversion),
+    with results exact, as we read it (DECISION: to confirm on hardware):
+    UINT / SINT saturate to the narrower range (a VGPR is unsigned for UINT, signed for SINT).
+    16-bit FLOAT: f32 -> f16 rounded to nearest even, overflow to +-inf, NaN stays NaN (quiet, payload's top bits).
+    UNORM: NaN -> 0, clamp to [0, 1], times 2^n - 1; SNORM: NaN -> 0, clamp to [-1, 1], times 2^(n-1) - 1;
+    then to the nearest integer. The product is exact in float64 and can be a tie only at +-0.5, where
+    D3D's round-half-away and round-half-even agree. USCALED / SSCALED (not in D3D; Vulkan's SCALED vertex
+    formats): NaN -> 0, the float clamped to the format's integer range, rounded to nearest even."""
+    if size == 4:
+        return val
+    n = 8 * size
+    mask = U32((1 << n) - 1)
+    if kind == "UINT":
+        return np.minimum(val, mask)
+    if kind == "SINT":
+        lo, hi = -(1 << (n - 1)), (1 << (n - 1)) - 1
+        return np.clip(val.view(np.int32), lo, hi).view(U32) & mask
+    f = to_f64(val, F32)
+    if kind == "FLOAT":
+        return round_f64(f, F16).astype(U32)
+    top = float((1 << (n - 1)) - 1)                               # 2^(n-1) - 1
+    lo, hi, scale = {"UNORM": (0.0, 1.0, 2.0 * top + 1.0), "SNORM": (-1.0, 1.0, top),
+                     "USCALED": (0.0, 2.0 * top + 1.0, 1.0), "SSCALED": (-top - 1.0, top, 1.0)}[kind]
+    code = np.rint(np.clip(np.nan_to_num(f, nan=0.0), lo, hi) * scale)
+    return code.astype(np.int64).astype(U32) & mask
 
 
 def _store(inst, addr, formats, ninst):
@@ -173,10 +203,20 @@ def _store(inst, addr, formats, ninst):
             size = bits // 8
             act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
             for c in range(min(ninst, nfmt)):
-                sel = act & check(c * size, size)
+                sel = act & check(_checked_at(addr, c, size), size)
                 if not sel.any():
                     continue
-                val = g.vgpr(src + c).reshape(-1)[sel]
+                val = _encode(g.vgpr(src + c).reshape(-1)[sel], size, kind)
                 for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
-                    access.scatter(buf, offs, (val if sub is None else val[sub])[:, None])
+                    part = val if sub is None else val[sub]
+                    if size == 4:
+                        access.scatter(buf, offs, part[:, None])
+                    else:
+                        access.scatter_bytes(buf, offs, part, size)
     return h
+
+
+def _checked_at(addr, c: int, size: int) -> int:
+    """The byte offset whose range check decides component c: its own, or the element's start where the
+    check is all or nothing (gfx942)."""
+    return 0 if addr.whole_element else c * size

@@ -8,10 +8,16 @@ range checked):
     offset = inst_offset + (VADDR[idxen] if offen else 0)
     address = base + soffset + index * stride + offset
 soffset is not range checked. Each dword of an access (the whole access when narrower) is checked on
-its own, by OOB_SELECT:
+its own, by OOB_SELECT (Mesa's ac_build_buffer_descriptor lists the gfx11+ rules):
     0: index < NUM_RECORDS and, when STRIDE != 0, offset + end of the dword <= STRIDE
-    1: index < NUM_RECORDS            2: never out of range
+    1: index < NUM_RECORDS            2: NUM_RECORDS != 0
     3: index * stride + offset + end of the dword <= NUM_RECORDS  (raw buffers)
+gfx942 (GFX9, `gfx9=True`) has no OOB_SELECT; the CDNA3 ISA guide ("Range Checking") picks the rule by IDXEN:
+    raw (idxen = 0): the component's first byte offset + 4 k < NUM_RECORDS (bytes; a dword starting at the
+        last in-range byte is read whole), each dword k of a multi-dword access on its own;
+    structured (idxen = 1, STRIDE != 0): index < NUM_RECORDS (records), the offset is not checked;
+    format instructions and atomics are checked all or nothing (`whole_element`). idxen with STRIDE 0 is
+    in neither case and raises. V# bit 62 is a cache-swizzle hint there (no effect on the address).
 Out-of-range dwords read 0 and are not written; an out-of-range atomic does nothing and returns 0.
 In-range addresses go through the address space like GLOBAL accesses (MemoryFault when unmapped).
 tbuffer_* (MTBUF) and buffer_*_format_* (typed by the V#) go to mtbuf.py. Swizzled buffers, ADD_TID_ENABLE,
@@ -45,7 +51,7 @@ def build(inst, gfx9: bool = False):
         return None                       # reported by the program as not modelled
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{op} with tfe (texture fail enable) is not modelled")
-    addr = _Addr(inst)
+    addr = _Addr(inst, gfx9)
     if kind == "atomic":
         ent = vmem.ATOMIC_NAMES.get(rest)
         return None if ent is None else _atomic(inst, addr, *ent)
@@ -58,8 +64,9 @@ def build(inst, gfx9: bool = False):
 class _Addr:
     """Per-lane addresses and per-dword range checks of one buffer instruction."""
 
-    def __init__(self, inst):
+    def __init__(self, inst, gfx9: bool = False):
         ops = inst.operands
+        self.gfx9 = self.whole_element = gfx9
         self.op = inst.op
         self.rsrc = ops["srsrc"].index
         self.soffset = reader32(ops["soffset"])
@@ -72,7 +79,7 @@ class _Addr:
     def lanes(self, g):
         """(address uint64, check(dword byte offset, size) -> in-range bool), both over every lane (flat)."""
         w = g.s[self.rsrc:self.rsrc + 4].astype(np.int64)
-        if ((w[1] >> 30) & 3).any():
+        if ((w[1] >> (31 if self.gfx9 else 30)) & (1 if self.gfx9 else 3)).any():
             raise IllegalInstruction(f"{self.op}: swizzled buffer (V# SWIZZLE_ENABLE) is not modelled")
         if ((w[3] >> 23) & 1).any():
             raise IllegalInstruction(f"{self.op}: V# ADD_TID_ENABLE is not modelled")
@@ -92,13 +99,24 @@ class _Addr:
         soff = np.broadcast_to(np.asarray(self.soffset(g), np.int64), (g.n,))
         address = (base + col(soff) + within).astype(U64)
 
+        if self.gfx9:
+            return address, self._gfx9_check(g, index, offset, stride, records)
+
         def check(at: int, size: int) -> np.ndarray:
             end = offset + (at + size)
             by_index = index < records
             by_stride = by_index & ((stride == 0) | (end <= stride))
             raw = within + (at + size) <= records
-            return np.choose(oob, [by_stride, by_index, np.ones_like(raw), raw])
+            return np.choose(oob, [by_stride, by_index, records != 0, raw])
         return address, check
+
+    def _gfx9_check(self, g, index, offset, stride, records):
+        if not self.idxen:
+            return lambda at, size: offset + at < records
+        if (stride[np.repeat(g.exec.any(axis=1), g.lanes)] == 0).any():
+            raise IllegalInstruction(f"{self.op}: idxen with V# STRIDE 0 (no GFX9 range check is documented for it)")
+        by_index = index < records
+        return lambda at, size: by_index
 
 
 def _access(g, address, sel, nbytes, write):

@@ -66,14 +66,18 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
             assert got[c, lane] == (mem[at // 4] if at + 4 <= 100 else 0), (lane, c)
 
 
-def test_unmodelled_formats_and_narrow_stores_fail_closed():
+@pytest.mark.parametrize("text,what", [
+    ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", "BUF_FMT_10_11_11_FLOAT"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "BUF_FMT_2_10_10_10_UNORM"),
+    ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_11_11_10_FLOAT] offen", "BUF_FMT_11_11_10_FLOAT"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_10_10_2_UINT] offen", "BUF_FMT_10_10_10_2_UINT"),
+    ("tbuffer_load_d16_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_16_FLOAT] offen", "tbuffer_load_d16_format_x"),
+    ("buffer_store_d16_format_x v2, v1, s[4:7], 0 offen", "buffer_store_d16_format_x"),
+])
+def test_packed_formats_and_d16_forms_fail_closed_naming_them(text, what):
     arena, va = _buffer(bytes(256))
-    with pytest.raises(IllegalInstruction, match="BUF_FMT_10_11_11_FLOAT is not modelled"):
-        run("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", n=1,
-            sgprs=vsharp(va, 256), mem=arena.mem)
-    with pytest.raises(IllegalInstruction, match="narrow format BUF_FMT_16_UINT"):
-        run("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_16_UINT] offen", n=1,
-            sgprs=vsharp(va, 256), mem=arena.mem)
+    with pytest.raises(IllegalInstruction, match=what):
+        run(text, n=1, sgprs=vsharp(va, 256), mem=arena.mem)
 
 
 def _norm_reference(raw: np.ndarray, kind: str, bits: int) -> np.ndarray:
