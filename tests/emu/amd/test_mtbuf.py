@@ -146,3 +146,92 @@ def test_gfx1201_vbuffer_tbuffer_uses_the_same_formats():
     g = run12("tbuffer_load_format_xy v[2:3], v1, s[4:7], null format:[BUF_FMT_32_UINT] offen\ns_wait_loadcnt 0",
               n=1, sgprs=vsharp(va, 256), vgprs={1: 4 * LANE}, mem=arena.mem)
     assert np.array_equal(g.vgpr(2)[0], 7 + LANE) and not g.vgpr(3).any()   # y: past the 1-component format
+
+
+# --- narrow stores: the VGPR value converted to the format, against a reference in exact rationals ---------
+def _f32(x) -> int:
+    return int(np.float32(x).view(np.uint32))
+
+
+def _near(x) -> list[int]:
+    """x as f32 and its two f32 neighbours (so a rounding tie is hit from both sides)."""
+    b = _f32(x)
+    return [b - 1, b, b + 1] if b & 0x7FFFFFFF else [b, b + 1]
+
+
+def _store_inputs(bits: int, kind: str) -> np.ndarray:
+    """128 VGPR values: f32 specials (NaNs, infinities, zeros, denormals), the format's range ends and its
+    exact .5 ties, or for integer formats the edges of the narrower range."""
+    top = (1 << (bits - 1)) - 1
+    if kind in ("UINT", "SINT"):
+        ints = [0, 1, 2, top - 1, top, top + 1, 2 * top, 2 * top + 1, 2 * top + 2, -1, -top, -top - 1, -top - 2,
+                0x7FFFFFFF, -0x80000000, 0x12345678, 1 << bits, (1 << bits) + 5]
+        vals = [v & 0xFFFFFFFF for v in ints]
+    else:
+        vals = [0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FBFFFFF, 0xFFFFFFFF, 0x7FFFFFFF, 0x7F800000, 0xFF800000,
+                0, 0x80000000, 1, 0x007FFFFF, 0x80000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF]
+        for x in (1.0, -1.0, 0.5, -0.5, 0.25, -0.25, 2.0, -2.0, 1e10, -1e10):
+            vals += _near(x)
+        scale = {"UNORM": 2 * top + 1, "SNORM": top}.get(kind, 1)
+        for k in (0, 1, 2, 3, top - 1, top, top + 1, 2 * top, 2 * top + 1, -1, -2, -top, -top - 1, -top - 2):
+            vals += _near((k + 0.5) / scale)                        # just below, at, just above the tie
+        if kind == "FLOAT":                                          # f16 overflow, denormal and mantissa ties
+            vals += _near(65504.0) + _near(65520.0) + _near(-65520.0) + _near(2.0 ** -24) + _near(2.0 ** -25)
+            vals += _near(3 * 2.0 ** -25) + _near(1 + 2.0 ** -11) + _near(1 + 3 * 2.0 ** -11) + _near(2.0 ** -14)
+    vals = np.array(vals, np.uint64).astype(np.uint32)
+    return np.resize(vals, 128)
+
+
+def _encode_reference(v: int, bits: int, kind: str) -> int:
+    from fractions import Fraction
+    top, mask = (1 << (bits - 1)) - 1, (1 << bits) - 1
+    if kind == "UINT":
+        return min(v, mask)
+    if kind == "SINT":
+        s = v - (1 << 32) if v >> 31 else v
+        return max(-top - 1, min(top, s)) & mask
+    f = float(np.uint32(v).view(np.float32))
+    if kind == "FLOAT":                              # numpy's own f32 -> f16 (IEEE nearest even, overflow to inf)
+        if f != f:
+            return -1                                # NaN: checked apart (any quiet NaN of the same sign)
+        with np.errstate(over="ignore"):
+            return int(np.float32(f).astype(np.float16).view(np.uint16))
+    if f != f:
+        return 0
+    lo, hi, scale = {"UNORM": (0, 1, 2 * top + 1), "SNORM": (-1, 1, top), "USCALED": (0, mask, 1),
+                     "SSCALED": (-top - 1, top, 1)}[kind]
+    q = Fraction(lo) if f < lo else Fraction(hi) if f > hi else Fraction(f)
+    return round(q * scale) & mask                   # Fraction rounds half to even
+
+
+@pytest.mark.parametrize("bits,kind", [(b, k) for b in (8, 16) for k in ("UNORM", "SNORM", "USCALED", "SSCALED", "UINT",
+                                                                         "SINT", "FLOAT") if (b, k) != (8, "FLOAT")])
+def test_narrow_stores_convert_like_the_reference(bits, kind):
+    vals = _store_inputs(bits, kind)
+    size = bits // 8
+    arena, va = _buffer(bytes(4 * size * 32 + 64))
+    run(f"tbuffer_store_format_xyzw v[2:5], v1, s[4:7], 0 format:[BUF_FMT_{'_'.join([str(bits)] * 4)}_{kind}] offen",
+        n=1, sgprs=vsharp(va, 4 * size * 32), vgprs={1: 4 * size * LANE, **{2 + c: vals[c::4] for c in range(4)}},
+        mem=arena.mem)
+    got = arena.array(va, np.uint8 if bits == 8 else np.uint16, 128).astype(np.int64)
+    want = np.array([_encode_reference(int(v), bits, kind) for v in vals])
+    nan = want < 0
+    assert np.array_equal(got[~nan], want[~nan]), [(hex(int(v)), int(g), int(w)) for v, g, w in
+                                                   zip(vals[~nan], got[~nan], want[~nan]) if g != w][:5]
+    sign = (vals[nan] >> 31).astype(np.int64) << 15
+    assert ((got[nan] & 0x7E00) == 0x7E00).all() and ((got[nan] & 0x8000) == sign).all()   # quiet NaN, sign kept
+
+
+def test_narrow_stores_write_only_their_bytes_and_components_in_range():
+    arena, va = _buffer(bytes(range(256)))
+    run("tbuffer_store_format_xy v[2:3], v1, s[4:7], 0 format:[BUF_FMT_8_8_UINT] offen offset:1", n=1,
+        sgprs=vsharp(va, 2 * 20 + 2), vgprs={1: 2 * LANE, 2: 0x100 + LANE, 3: LANE}, mem=arena.mem)
+    got = arena.array(va, np.uint8, 256)
+    want = np.arange(256, dtype=np.uint8)
+    for lane in range(32):
+        at = 2 * lane + 1
+        if at + 1 <= 42:                              # x: 0x100 + lane saturates to 255
+            want[at] = 255
+        if at + 2 <= 42:
+            want[at + 1] = lane
+    assert np.array_equal(got, want)
