@@ -178,3 +178,85 @@ global_store_dword v1, v7, s[2:3] offset:256"""
     out = run942(body, raw, 2)
     assert np.array_equal(out[0], ((raw & 0xFF) / 255.0).astype(np.float32).view(np.uint32))
     assert np.array_equal(out[1], ((raw >> 24) / 255.0).astype(np.float32).view(np.uint32))
+
+
+# --- gfx942: GFX9 range checks (CDNA3 ISA guide, "Range Checking"): raw by the component's first byte, ---
+# --- structured by index only, format instructions all or nothing ----------------------------------------
+def _gfx942(body: str, records: int, stride: int = 0, rows: int = 4, w3: int = 0):
+    from tests.emu.amd.test_gfx942_ops import run as run942
+    words = (np.arange(64 * 4, dtype=np.uint32) + 1000)
+    head = f"""s_mov_b32 s4, s0
+s_or_b32 s5, s1, {stride << 16 | 1 << 30:#x}
+s_mov_b32 s6, {records}
+s_mov_b32 s7, {w3:#x}
+"""
+    return run942(head + body + "\ns_waitcnt vmcnt(0)", words, rows), words
+
+
+def test_gfx942_raw_loads_check_each_dwords_first_byte_against_num_records():
+    # V# bit 62 (cache swizzle, a cache hint on GFX9) is set: it must not change the addressing
+    out, words = _gfx942("""buffer_load_dword v2, v1, s[4:7], 0 offen
+v_lshlrev_b32_e32 v6, 2, v1
+buffer_load_dwordx4 v[8:11], v6, s[4:7], 0 offen
+global_store_dword v1, v2, s[2:3]
+global_store_dword v1, v8, s[2:3] offset:256
+global_store_dword v1, v10, s[2:3] offset:512
+global_store_dword v1, v11, s[2:3] offset:768""", records=41)
+    lane = np.arange(64)
+    assert np.array_equal(out[0], np.where(4 * lane < 41, words[lane], 0))      # lane 10: dword at 40 < 41 is read
+    for row, k in ((1, 0), (2, 2), (3, 3)):                                   # dwordx4 at 16 * lane, per dword
+        assert np.array_equal(out[row], np.where(16 * lane + 4 * k < 41, words[4 * lane + k], 0)), k
+
+
+def test_gfx942_stores_drop_dwords_past_num_records_and_atomics_check_their_start():
+    out, words = _gfx942("""v_add_u32_e32 v2, 7, v0
+v_add_u32_e32 v3, 70, v0
+v_lshlrev_b32_e32 v6, 1, v1
+buffer_store_dwordx2 v[2:3], v6, s[4:7], 0 offen
+s_waitcnt vmcnt(0)
+v_mov_b32_e32 v4, 5
+buffer_atomic_add v4, v1, s[4:7], 0 offen offset:512 sc0
+s_waitcnt vmcnt(0)
+buffer_load_dword v5, v1, s[4:7], 0 offen
+buffer_load_dword v7, v1, s[4:7], 0 offen offset:256
+buffer_load_dword v8, v1, s[4:7], 0 offen offset:512
+s_waitcnt vmcnt(0)
+global_store_dword v1, v5, s[2:3]
+global_store_dword v1, v7, s[2:3] offset:256
+global_store_dword v1, v8, s[2:3] offset:512
+global_store_dword v1, v4, s[2:3] offset:768""", records=4 * 150 + 1)
+    lane = np.arange(64)
+    mem = words.copy()
+    for k in (0, 1):                                   # the store's dword k of lane l sits at byte 8 l + 4 k
+        at = 8 * lane + 4 * k
+        keep = at < 601
+        mem[(at // 4)[keep]] = ((7 if k == 0 else 70) + lane)[keep]
+    inside = 512 + 4 * lane < 601                     # atomic: lanes whose dword starts inside
+    after = np.where(inside, mem[128 + lane] + 5, mem[128 + lane])
+    assert np.array_equal(out[0], np.where(4 * lane < 601, mem[lane], 0))
+    assert np.array_equal(out[1], np.where(256 + 4 * lane < 601, mem[64 + lane], 0))
+    assert np.array_equal(out[2], np.where(inside, after, 0))
+    assert np.array_equal(out[3], np.where(inside, mem[128 + lane], 0))     # glc: the pre-op value, 0 outside
+
+
+def test_gfx942_structured_checks_the_index_only_and_format_loads_all_or_nothing():
+    out, words = _gfx942("""buffer_load_dword v2, v[0:1], s[4:7], 0 idxen offen offset:8
+s_mov_b32 s7, 0
+v_lshlrev_b32_e32 v6, 1, v1
+tbuffer_load_format_xy v[8:9], v6, s[4:7], dfmt:11, nfmt:4, 0 offen
+buffer_load_dwordx2 v[10:11], v6, s[4:7], 0 offen
+global_store_dword v1, v2, s[2:3]
+global_store_dword v1, v9, s[2:3] offset:256
+global_store_dword v1, v11, s[2:3] offset:512""", records=10, stride=12, rows=3)
+    lane = np.arange(64)
+    # structured: index = lane < 10 records of 12 bytes; the offset (4 lane + 8) may exceed the stride
+    assert np.array_equal(out[0], np.where(lane < 10, words[(12 * lane + 4 * lane + 8) // 4], 0))
+    # raw with NUM_RECORDS = 10 bytes: lane 1's element starts at 8 < 10, so its y (at 12) is read too;
+    # the dwordx2 load checks y on its own and reads 0 there
+    assert np.array_equal(out[1], np.where(8 * lane < 10, words[2 * lane + 1], 0))
+    assert np.array_equal(out[2], np.where(8 * lane + 4 < 10, words[2 * lane + 1], 0))
+
+
+def test_gfx942_idxen_with_stride_zero_fails_closed():
+    with pytest.raises(IllegalInstruction, match="idxen with V# STRIDE 0"):
+        _gfx942("buffer_load_dword v2, v[0:1], s[4:7], 0 idxen offen", records=10)
