@@ -235,3 +235,25 @@ def test_narrow_stores_write_only_their_bytes_and_components_in_range():
         if at + 2 <= 42:
             want[at + 1] = lane
     assert np.array_equal(got, want)
+
+
+def test_gfx1201_buffer_format_ops_read_the_vsharp_format_at_bits_108_to_113():
+    # RDNA4 V# word 3 (ROCR's SQ_BUF_RSRC_WORD3_GFX12): FORMAT [17:12], 6 bits, numbered as on gfx11
+    from tests.emu.amd.test_gfx12 import run12
+    raw = (np.arange(64, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    arena, va = _buffer(raw.tobytes() + bytes(512))
+    ident = 4 | 5 << 3 | 6 << 6 | 7 << 9
+    s = vsharp(va, 1024)
+    s[7] |= 46 << 12 | ident                                       # BUF_FMT_8_8_8_8_UINT
+    s.update({k + 4: v for k, v in vsharp(va + 256, 256).items()})
+    s[11] |= 57 << 12 | ident                                      # BUF_FMT_16_16_16_16_FLOAT
+    halves = np.array([1.0, -2.5, 65520.0, 1e-8], np.float32).view(np.uint32)
+    g = run12("""buffer_load_format_xyzw v[4:7], v1, s[4:7], null offen
+buffer_store_format_xyzw v[10:13], v2, s[8:11], null offen
+s_wait_loadcnt 0
+s_wait_storecnt 0""", n=1, sgprs=s, vgprs={1: 4 * LANE, 2: 8 * LANE, **{10 + c: halves[c] for c in range(4)}},
+              mem=arena.mem)
+    for c in range(4):
+        assert np.array_equal(g.vgpr(4 + c)[0], (raw[:32] >> (8 * c)) & 0xFF), c
+    stored = arena.array(va + 256, np.uint16, 128).reshape(32, 4)
+    assert (stored == np.array([0x3C00, 0xC100, 0x7C00, 0x0000], np.uint16)).all()   # f16: 65520 -> inf, 1e-8 -> 0
