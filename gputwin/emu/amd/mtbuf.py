@@ -21,6 +21,7 @@ V# DST_SEL other than X, Y, Z, W, tfe.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -67,83 +68,116 @@ def _format(value: int, gfx9: bool = False):
     return (bits[0], len(bits), kind), name
 
 
+# Every spelling of the typed forms: gfx11/gfx12 `*_d16_format_*`, `*_d16_hi_format_x`; GFX9 `*_format_d16_*`.
+_NAME = re.compile(r"t?buffer_(load|store)_(format|d16_format|d16_hi_format|format_d16|format_d16_hi)_(x|xy|xyz|xyzw)")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Form:
+    """What the mnemonic says: load or store, how many components, and where they sit in the VGPRs."""
+    kind: str
+    comps: int
+    d16: bool           # 16 bits a component, two per VGPR (x, z low halves; y, w high halves)
+    hi: bool            # d16_hi: the one component in the high half
+
+
+def _form(op: str) -> _Form | None:
+    m = _NAME.fullmatch(op)
+    return None if m is None else _Form(m[1], _COMPS[m[3]], "d16" in m[2], "hi" in m[2])
+
+
 def build(inst, gfx9: bool = False):
     """tbuffer_*: the format is the instruction's."""
-    m = re.fullmatch(r"tbuffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
-    spec = _checked(inst, m, int(inst.extra.get("format", 0)), gfx9)
-    return _build(inst, m, lambda g: [(spec, None)], gfx9)
+    form = _form(inst.op)
+    spec = _checked(inst, form, int(inst.extra.get("format", 0)), gfx9)
+    return _build(inst, form, lambda g: [(spec, None)], gfx9)
 
 
 _IDENTITY_DST_SEL = 4 | 5 << 3 | 6 << 6 | 7 << 9     # V# DST_SEL_X..W = X, Y, Z, W
 
 
 def build_buffer_format(inst, gfx9: bool = False):
-    """buffer_load/store_format_*: the format is the V#'s, one per wave: gfx11 and gfx12 FORMAT [113:108]
+    """buffer_load/store_(d16_)format_*: the format is the V#'s, one per wave: gfx11 and gfx12 FORMAT [113:108]
     (6 bits: SQ_BUF_RSRC_WORD3_GFX11 / _GFX12 in ROCR's registers.h, where [116:114] is reserved on
     both); GFX9 NUM_FORMAT [110:108], DATA_FORMAT [114:111]. DST_SEL other than X, Y, Z, W is not modelled."""
-    m = re.fullmatch(r"buffer_(load|store)_format_(x|xy|xyz|xyzw)", inst.op)
-    if m is None:
+    form = _form(inst.op)
+    if form is None:
         raise IllegalInstruction(f"{inst.op} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
     rsrc = inst.operands["srsrc"].index
 
     def formats(g):
         w3 = g.sgpr(rsrc + 3).astype(np.int64)
-        if m.group(1) == "load" and ((w3 & 0xFFF) != _IDENTITY_DST_SEL).any():
+        if form.kind == "load" and ((w3 & 0xFFF) != _IDENTITY_DST_SEL).any():
             raise IllegalInstruction(f"{inst.op}: V# DST_SEL {int(w3[0] & 0xFFF):#x} other than X, Y, Z, W is not "
                                      f"modelled")
         value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x3F
-        return [(_checked(inst, m, int(v), gfx9), value == v) for v in np.unique(value)]
-    return _build(inst, m, formats, gfx9)
+        return [(_checked(inst, form, int(v), gfx9), value == v) for v in np.unique(value)]
+    return _build(inst, form, formats, gfx9)
 
 
-def _checked(inst, m, value: int, gfx9: bool):
+def _checked(inst, form, value: int, gfx9: bool):
     spec, name = _format(value, gfx9)
-    if m is None or spec is None:
+    if form is None or spec is None:
         raise IllegalInstruction(f"{inst.op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
+    if form.d16 and spec[0] == 32 and spec[2] != "FLOAT":
+        raise IllegalInstruction(f"{inst.op}: d16 with the 32-bit integer format {name} is not modelled (narrowing "
+                                 f"or widening to 16 bits is not documented)")
     return spec
 
 
-def _build(inst, m, formats, gfx9: bool):
+def _build(inst, form, formats, gfx9: bool):
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{inst.op} with tfe (texture fail enable) is not modelled")
-    return (_load if m.group(1) == "load" else _store)(inst, _Addr(inst, gfx9), formats, _COMPS[m.group(2)])
+    return (_load if form.kind == "load" else _store)(inst, _Addr(inst, gfx9), formats, form)
 
 
-def _convert(raw, size: int, kind: str):
-    if size == 4:
-        return raw
+def _convert(raw, size: int, kind: str, d16: bool):
+    """A loaded component as the VGPR (d16: the 16-bit half) receives it. d16 (DECISION, RDNA3 guide: "data
+    returned is converted to 16 bits"): integers as 16-bit integers, 16-bit floats unchanged, other float
+    results rounded once to f16, nearest even (overflow to inf)."""
     sh = U32(32 - 8 * size)
     signed = ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size))
-    if kind == "SINT":
-        return signed.view(U32)
-    if kind == "FLOAT":                                           # 16-bit float -> f32, exact
-        with np.errstate(invalid="ignore"):
+    if kind in ("UINT", "SINT"):
+        val = signed.view(U32) if kind == "SINT" and size < 4 else raw
+        return val & U32(0xFFFF) if d16 else val
+    if kind == "FLOAT":
+        if size == 4:
+            return round_f64(to_f64(raw, F32), F16).astype(U32) if d16 else raw
+        if d16:
+            return raw
+        with np.errstate(invalid="ignore"):                      # 16-bit float -> f32, exact
             f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
         return quiet(f, F32)
     top = float((1 << (8 * size - 1)) - 1)                        # 2^(n-1) - 1
-    # float64 quotients round to f32 correctly: v / (2^n - 1) never lies within 2^-53 of an f32 midpoint
-    convert = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
-               "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}.get(kind)
-    if convert is None:
-        return raw
-    return convert().astype(np.float32).view(U32)
+    # float64 quotients round to f32 (f16) correctly: v / (2^n - 1) never lies within 2^-53 of a midpoint
+    value = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
+             "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}[kind]()
+    return round_f64(value, F16).astype(U32) if d16 else value.astype(np.float32).view(U32)
 
 
-def _load(inst, addr, formats, ninst):
+def _slot(form, c: int) -> tuple[int, int]:
+    """(VGPR offset, bit shift) of component c."""
+    if not form.d16:
+        return c, 0
+    return c // 2, 16 if form.hi or c % 2 else 0
+
+
+def _load(inst, addr, formats, form):
     dst = inst.operands["vdst"].index
+    half = U32(0xFFFF if form.d16 else 0xFFFFFFFF)
 
     def h(g):
         if g.exec_count == 0:
             return
         act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
-        out = [np.zeros(act_all.size, U32) for _ in range(ninst)]
+        out = [np.zeros(act_all.size, U32) for _ in range(form.comps)]
         for (bits, nfmt, kind), waves in formats(g):
             size = bits // 8
             lanes = None if waves is None else np.repeat(waves, g.lanes)
             act = act_all if lanes is None else act_all & lanes
-            one = U32(1) if kind in ("UINT", "SINT") else U32(0x3F800000)
-            for c in range(ninst):
+            one = U32(1) if kind in ("UINT", "SINT") else U32(0x3C00 if form.d16 else 0x3F800000)
+            for c in range(form.comps):
                 data = np.zeros(act.size, U32)
                 if c >= nfmt:
                     data[:] = one if c == 3 else U32(0)
@@ -155,10 +189,18 @@ def _load(inst, addr, formats, ninst):
                                 access.gather_bytes(buf, offs, size)
                             idx = np.flatnonzero(sel)
                             data[idx if sub is None else idx[sub]] = part
-                    data = _convert(data, size, kind)
+                    data = _convert(data, size, kind, form.d16)
                 out[c] = data if lanes is None else np.where(lanes, data, out[c])
-        for c in range(ninst):
-            g.set_vgpr(dst + c, out[c].reshape(g.n, g.lanes))
+        # d16: a half no component lands in keeps its bits (as the D16 loads of vmem.py do)
+        regs = {}
+        for c in range(form.comps):
+            reg, shift = _slot(form, c)
+            keep, val = regs.get(reg, (~U32(0), U32(0)))
+            regs[reg] = (keep & ~(half << U32(shift)), val | out[c] << U32(shift))
+        for reg, (keep, val) in regs.items():
+            if keep:
+                val = val | g.vgpr(dst + reg).reshape(-1) & keep
+            g.set_vgpr(dst + reg, val.reshape(g.n, g.lanes))
     return h
 
 
@@ -191,7 +233,18 @@ def _encode(val, size: int, kind: str):
     return code.astype(np.int64).astype(U32) & mask
 
 
-def _store(inst, addr, formats, ninst):
+def _from_d16(h, kind: str):
+    """A d16 store's 16-bit half as the 32-bit VGPR value `_encode` takes (DECISION): integers extended by
+    their sign, f16 widened exactly to f32 (a 16-bit float format takes the half unchanged instead)."""
+    if kind == "UINT":
+        return h
+    if kind == "SINT":
+        return ((h << U32(16)).view(np.int32) >> np.int32(16)).view(U32)
+    with np.errstate(invalid="ignore"):
+        return h.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
+
+
+def _store(inst, addr, formats, form):
     src = inst.operands["vdata"].index
 
     def h(g):
@@ -202,11 +255,17 @@ def _store(inst, addr, formats, ninst):
         for (bits, nfmt, kind), waves in formats(g):
             size = bits // 8
             act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
-            for c in range(min(ninst, nfmt)):
+            for c in range(min(form.comps, nfmt)):
                 sel = act & check(_checked_at(addr, c, size), size)
                 if not sel.any():
                     continue
-                val = _encode(g.vgpr(src + c).reshape(-1)[sel], size, kind)
+                reg, shift = _slot(form, c)
+                val = g.vgpr(src + reg).reshape(-1)[sel]
+                if form.d16:
+                    half = (val >> U32(shift)) & U32(0xFFFF)
+                    val = half if kind == "FLOAT" and size == 2 else _encode(_from_d16(half, kind), size, kind)
+                else:
+                    val = _encode(val, size, kind)
                 for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
                     part = val if sub is None else val[sub]
                     if size == 4:

@@ -44,10 +44,10 @@ def build(inst, gfx9: bool = False):
         from gputwin.emu.amd import mtbuf
         return mtbuf.build(inst, gfx9)
     _, kind, rest = op.split("_", 2) if op.count("_") >= 2 else (None, None, None)
-    if kind in ("load", "store") and rest.startswith("format_"):   # typed by the V#'s format (mtbuf.py)
+    if kind in ("load", "store") and "format" in rest:   # typed by the V#'s format (mtbuf.py), d16 forms too
         from gputwin.emu.amd import mtbuf
         return mtbuf.build_buffer_format(inst, gfx9)
-    if kind not in ("load", "store", "atomic") or "format" in rest or rest.startswith("lds"):
+    if kind not in ("load", "store", "atomic") or rest.startswith("lds"):
         return None                       # reported by the program as not modelled
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{op} with tfe (texture fail enable) is not modelled")

@@ -9,7 +9,7 @@ import pytest
 from gputwin.emu.amd.standalone import Arena
 from gputwin.errors import IllegalInstruction
 from tests.emu.amd.helpers import run
-from tests.emu.amd.test_mubuf import vsharp
+from tests.emu.amd.test_mubuf import typed_vsharp, vsharp
 
 LANE = np.arange(32, dtype=np.uint32)
 
@@ -71,30 +71,34 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
     ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "BUF_FMT_2_10_10_10_UNORM"),
     ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_11_11_10_FLOAT] offen", "BUF_FMT_11_11_10_FLOAT"),
     ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_10_10_2_UINT] offen", "BUF_FMT_10_10_10_2_UINT"),
-    ("tbuffer_load_d16_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_16_FLOAT] offen", "tbuffer_load_d16_format_x"),
-    ("buffer_store_d16_format_x v2, v1, s[4:7], 0 offen", "buffer_store_d16_format_x"),
+    ("tbuffer_load_d16_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_32_UINT] offen", "32-bit integer format"),
+    ("tbuffer_store_d16_format_xy v2, v1, s[4:7], 0 format:[BUF_FMT_32_32_SINT] offen", "32-bit integer format"),
 ])
-def test_packed_formats_and_d16_forms_fail_closed_naming_them(text, what):
+def test_packed_formats_and_d16_with_32_bit_integers_fail_closed_naming_them(text, what):
     arena, va = _buffer(bytes(256))
     with pytest.raises(IllegalInstruction, match=what):
         run(text, n=1, sgprs=vsharp(va, 256), mem=arena.mem)
 
 
-def _norm_reference(raw: np.ndarray, kind: str, bits: int) -> np.ndarray:
-    """f32 bits of each component by the formula, rounded once with Python's exact fractions."""
+def _norm_reference(raw: np.ndarray, kind: str, bits: int, dtype=np.float32) -> np.ndarray:
+    """Bits (of `dtype`: f32, or f16 for d16 loads) of each component by the formula, rounded once with
+    Python's exact fractions: nearest, ties to even; past f16's largest finite + half an ulp, inf."""
     from fractions import Fraction
     top = (1 << (bits - 1)) - 1
     signed = raw.astype(np.int64) - ((raw.astype(np.int64) >> (bits - 1)) << bits)
     vals = {"UNORM": [Fraction(int(v), 2 * top + 1) for v in raw],
             "SNORM": [max(Fraction(int(v), top), Fraction(-1)) for v in signed],
             "USCALED": [Fraction(int(v)) for v in raw], "SSCALED": [Fraction(int(v)) for v in signed]}[kind]
-    out = []
-    for q in vals:         # nearest f32, ties to even, from the exact rational
-        lo = np.float32(float(q))
-        cands = [lo, np.nextafter(lo, np.float32(np.inf)), np.nextafter(lo, np.float32(-np.inf))]
-        best = min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(np.float32(c).view(np.uint32)) & 1))
-        out.append(np.float32(best).view(np.uint32))
-    return np.array(out, np.uint32)
+    out, udt = [], np.uint32 if dtype == np.float32 else np.uint16
+    for q in vals:
+        if dtype == np.float16 and abs(q) >= 65520:
+            out.append(np.float16(np.inf if q > 0 else -np.inf).view(udt))
+            continue
+        lo = dtype(float(q))
+        cands = [c for c in (lo, np.nextafter(lo, dtype(np.inf)), np.nextafter(lo, dtype(-np.inf))) if np.isfinite(c)]
+        best = min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(dtype(c).view(udt)) & 1))
+        out.append(dtype(best).view(udt))
+    return np.array(out, udt)
 
 
 @pytest.mark.parametrize("kind", ["UNORM", "SNORM", "USCALED", "SSCALED"])
@@ -257,3 +261,86 @@ s_wait_storecnt 0""", n=1, sgprs=s, vgprs={1: 4 * LANE, 2: 8 * LANE, **{10 + c: 
         assert np.array_equal(g.vgpr(4 + c)[0], (raw[:32] >> (8 * c)) & 0xFF), c
     stored = arena.array(va + 256, np.uint16, 128).reshape(32, 4)
     assert (stored == np.array([0x3C00, 0xC100, 0x7C00, 0x0000], np.uint16)).all()   # f16: 65520 -> inf, 1e-8 -> 0
+
+
+# --- d16 forms: 16 bits a component, two per VGPR --------------------------------------------------------
+def _fmt_number(name: str) -> int:
+    from gputwin.emu.amd.isa.table import load
+    return next(v for v, n in load("gfx1100").buf_format.items() if n.strip("[]") == name)
+
+
+@pytest.mark.parametrize("kind", ["UNORM", "SNORM", "USCALED", "SSCALED"])
+@pytest.mark.parametrize("bits", [8, 16])
+def test_d16_loads_round_the_formula_once_to_f16_and_keep_unwritten_halves(kind, bits):
+    comps = "_".join([str(bits)] * 4)
+    dtype = np.uint8 if bits == 8 else np.uint16
+    raw = np.arange(128, dtype=np.int64) * (1 if bits == 8 else 1021) % (1 << bits)
+    raw[:6] = [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) + 1, (1 << (bits - 1)) - 1]
+    arena, va = _buffer(raw.astype(dtype).tobytes())
+    s = vsharp(va, 1024)
+    s.update({k + 4: v for k, v in typed_vsharp(va, 1024, _fmt_number(f"BUF_FMT_{comps}_{kind}")).items()})
+    g = run(f"tbuffer_load_d16_format_xyz v[4:5], v1, s[4:7], 0 format:[BUF_FMT_{comps}_{kind}] offen\n"
+            "buffer_load_d16_hi_format_x v6, v1, s[8:11], 0 offen", n=1,       # (only buffer_* has a hi form)
+            sgprs=s, vgprs={1: 4 * bits // 8 * LANE, 5: 0xABCD0000 + LANE, 6: 0x1234}, mem=arena.mem)
+    ref = _norm_reference(raw.astype(np.uint64), kind, bits, np.float16).astype(np.uint32).reshape(32, 4)
+    assert np.array_equal(g.vgpr(4)[0], ref[:, 0] | ref[:, 1] << 16)                      # x | y << 16
+    assert np.array_equal(g.vgpr(5)[0], (0xABCD0000 + LANE) & 0xFFFF0000 | ref[:, 2])     # z; high half kept
+    assert np.array_equal(g.vgpr(6)[0], ref[:, 0] << 16 | 0x1234)                         # hi: x; low half kept
+
+
+def test_d16_integer_and_f16_loads_and_the_missing_w():
+    raw = (np.arange(64, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    arena, va = _buffer(raw.tobytes())
+    g = run("""tbuffer_load_d16_format_xyzw v[2:3], v1, s[4:7], 0 format:[BUF_FMT_8_8_SINT] offen
+tbuffer_load_d16_format_xyzw v[4:5], v1, s[4:7], 0 format:[BUF_FMT_16_16_FLOAT] offen
+tbuffer_load_d16_format_xy v6, v1, s[4:7], 0 format:[BUF_FMT_32_FLOAT] offen""", n=1, sgprs=vsharp(va, 256),
+            vgprs={1: 4 * LANE}, mem=arena.mem)
+    word = raw[:32]
+    b0, b1 = (word & 0xFF).astype(np.int8), ((word >> 8) & 0xFF).astype(np.int8)
+    as16 = lambda v: v.astype(np.int16).view(np.uint16).astype(np.uint32)               # noqa: E731
+    assert np.array_equal(g.vgpr(2)[0], as16(b0) | as16(b1) << 16)                       # sign-extended to 16 bits
+    assert np.array_equal(g.vgpr(3)[0], np.full(32, 1 << 16, np.uint32))                 # z = 0, w = 1
+    assert np.array_equal(g.vgpr(4)[0], word) and (g.vgpr(5)[0] == 0x3C000000).all()    # f16 bits as they are; w = 1.0
+    with np.errstate(over="ignore"):
+        want = word.view(np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)
+    nan = np.isnan(word.view(np.float32))
+    assert np.array_equal((g.vgpr(6)[0] & 0xFFFF)[~nan], want[~nan]) and not (g.vgpr(6)[0] >> 16).any()
+    assert ((g.vgpr(6)[0][nan] & 0x7E00) == 0x7E00).all()
+
+
+@pytest.mark.parametrize("bits,kind", [(8, "UNORM"), (16, "SNORM"), (8, "SSCALED"), (16, "USCALED"), (8, "UINT"),
+                                       (8, "SINT"), (16, "SINT")])
+def test_d16_stores_convert_the_16_bit_halves_like_the_reference(bits, kind):
+    if kind in ("UINT", "SINT"):
+        halves = np.resize(np.array([0, 1, 127, 128, 255, 256, 0x7FFF, 0x8000, 0xFF80, 0xFF7F, 0xFFFF, 0x1234],
+                                    np.uint16), 128)
+        as32 = halves.astype(np.uint32) if kind == "UINT" else halves.view(np.int16).astype(np.int32).view(np.uint32)
+    else:
+        specials = [0x7E00, 0xFE00, 0x7C01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF, 0x3C00, 0xBC00, 0x3800,
+                    0xB800, 0x3C01, 0xBC01, 0x7BFF, 0xFBFF, 0x5BF8, 0x57F0, 0x4D00, 0xD808, 0x2C00]
+        halves = np.resize(np.array(specials, np.uint16), 128)
+        with np.errstate(invalid="ignore"):
+            as32 = halves.view(np.float16).astype(np.float32).view(np.uint32)
+    size = bits // 8
+    arena, va = _buffer(bytes(4 * size * 32))
+    packed = halves.astype(np.uint32).reshape(32, 4)
+    run(f"tbuffer_store_d16_format_xyzw v[2:3], v1, s[4:7], 0 format:[BUF_FMT_{'_'.join([str(bits)] * 4)}_{kind}] "
+        f"offen", n=1, sgprs=vsharp(va, 4 * size * 32), mem=arena.mem,
+        vgprs={1: 4 * size * LANE, 2: packed[:, 0] | packed[:, 1] << 16, 3: packed[:, 2] | packed[:, 3] << 16})
+    got = arena.array(va, np.uint8 if bits == 8 else np.uint16, 128).astype(np.int64)
+    want = np.array([_encode_reference(int(v), bits, kind) for v in as32])
+    assert np.array_equal(got, want)
+
+
+def test_d16_stores_to_f16_formats_copy_the_half_and_hi_takes_the_high_half():
+    halves = np.array([0x7D01, 0xFC00, 0x3C00, 0x8001], np.uint16)              # a signalling NaN stays as it is
+    arena, va = _buffer(bytes(512))
+    s = vsharp(va, 512)
+    s.update({k + 4: v for k, v in typed_vsharp(va, 512, _fmt_number("BUF_FMT_16_FLOAT")).items()})
+    run("""tbuffer_store_d16_format_xy v2, v1, s[4:7], 0 format:[BUF_FMT_16_16_FLOAT] offen
+buffer_store_d16_hi_format_x v3, v1, s[8:11], 0 offen offset:256""", n=1,
+        sgprs=s, vgprs={1: 4 * LANE, 2: int(halves[0]) | int(halves[1]) << 16,
+                                      3: int(halves[2]) << 16 | int(halves[3])}, mem=arena.mem)
+    pairs = arena.array(va, np.uint16, 64).reshape(32, 2)
+    assert (pairs == halves[:2]).all()
+    assert (arena.array(va + 256, np.uint16, 64).reshape(32, 2)[:, 0] == 0x3C00).all()
