@@ -1,5 +1,5 @@
-"""MTBUF (tbuffer_load_format_* / tbuffer_store_format_*): buffer accesses typed by the instruction's
-FORMAT field, addressed and range-checked like MUBUF (mubuf.py).
+"""Typed buffer accesses: MTBUF (tbuffer_*, typed by the instruction's FORMAT field) and buffer_*_format_*
+(typed by the V#), addressed and range-checked like MUBUF (mubuf.py).
 
 Formats: on gfx11/gfx12 the unified FORMAT number of the generated table (LLVM's BUF_FMT_* names,
 `Table.buf_format`); on gfx942 the GFX9 pair DFMT (FORMAT[3:0]: 1 = 8, 2 = 16, 3 = 8_8, 4 = 32,
@@ -15,9 +15,11 @@ Components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 
 Stores write the components both have, converted from the VGPR to the format by `_encode` (see there:
 the D3D11 functional spec's conversion rules; the ISA guides give none). Range checks: on gfx11/gfx12 each
 component on its own (mubuf.py); on gfx942 the element as a whole ("all or nothing" for format
-instructions, CDNA3 ISA guide, range checking). Out of range reads 0 and is not written. Not modelled
-(IllegalInstruction naming them): packed (10_11_11, 11_11_10, 10_10_10_2, 2_10_10_10) formats, d16 forms,
-V# DST_SEL other than X, Y, Z, W, tfe.
+instructions, CDNA3 ISA guide, range checking). Out of range reads 0 and is not written.
+d16 forms hold a component in each 16-bit half (x, z low; y, w high; d16_hi: x high): loads convert to
+16 bits (`_convert`), stores take the half (`_from_d16`); a half no component lands in keeps its bits.
+Not modelled (IllegalInstruction naming them): packed (10_11_11, 11_11_10, 10_10_10_2, 2_10_10_10) formats,
+d16 with 32-bit integer formats, V# DST_SEL other than X, Y, Z, W, tfe.
 """
 from __future__ import annotations
 

@@ -344,3 +344,29 @@ buffer_store_d16_hi_format_x v3, v1, s[8:11], 0 offen offset:256""", n=1,
     pairs = arena.array(va, np.uint16, 64).reshape(32, 2)
     assert (pairs == halves[:2]).all()
     assert (arena.array(va + 256, np.uint16, 64).reshape(32, 2)[:, 0] == 0x3C00).all()
+
+
+def test_gfx942_d16_spellings_format_d16_and_format_d16_hi():
+    from tests.emu.amd.test_gfx942_ops import run as run942
+    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    w3 = 2 << 15 | 4 << 12 | 4 | 5 << 3 | 6 << 6 | 7 << 9            # V#: DATA_FORMAT 16, NUM_FORMAT UINT
+    body = f"""s_mov_b32 s4, s0
+s_mov_b32 s5, s1
+s_mov_b32 s6, 1024
+s_mov_b32 s7, 0
+s_mov_b32 s8, s2
+s_mov_b32 s9, s3
+s_mov_b32 s10, 1024
+s_mov_b32 s11, {w3:#x}
+tbuffer_load_format_d16_xyzw v[2:3], v1, s[4:7], dfmt:12, nfmt:0, 0 offen
+s_waitcnt vmcnt(0)
+global_store_dword v1, v2, s[2:3]
+global_store_dword v1, v3, s[2:3] offset:256
+buffer_store_format_d16_hi_x v2, v1, s[8:11], 0 offen offset:512"""
+    out = run942(body, raw, 3)
+    halves = raw.view(np.uint16).astype(np.uint64)
+    lane = np.arange(64)
+    ref = _norm_reference(halves, "UNORM", 16, np.float16).astype(np.uint32)    # 16_16_16_16 UNORM at 4 * lane
+    x, y, z, w = (ref[2 * lane + k] for k in range(4))
+    assert np.array_equal(out[0], x | y << 16) and np.array_equal(out[1], z | w << 16)
+    assert np.array_equal(out[2], y)                 # the high half stored as a 16-bit UINT; bytes 2-3 untouched (0)
