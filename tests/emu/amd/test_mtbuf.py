@@ -253,12 +253,15 @@ def test_gfx1201_buffer_format_ops_read_the_vsharp_format_at_bits_108_to_113():
     s[11] |= 57 << 12 | ident                                      # BUF_FMT_16_16_16_16_FLOAT
     halves = np.array([1.0, -2.5, 65520.0, 1e-8], np.float32).view(np.uint32)
     g = run12("""buffer_load_format_xyzw v[4:7], v1, s[4:7], null offen
+buffer_load_d16_format_xyz v[14:15], v1, s[4:7], null offen
 buffer_store_format_xyzw v[10:13], v2, s[8:11], null offen
 s_wait_loadcnt 0
-s_wait_storecnt 0""", n=1, sgprs=s, vgprs={1: 4 * LANE, 2: 8 * LANE, **{10 + c: halves[c] for c in range(4)}},
-              mem=arena.mem)
+s_wait_storecnt 0""", n=1, sgprs=s, mem=arena.mem,
+              vgprs={1: 4 * LANE, 2: 8 * LANE, 15: 0xFFFF0000, **{10 + c: halves[c] for c in range(4)}})
     for c in range(4):
         assert np.array_equal(g.vgpr(4 + c)[0], (raw[:32] >> (8 * c)) & 0xFF), c
+    b = [(raw[:32] >> (8 * c)) & 0xFF for c in range(3)]                       # d16: 16-bit integers, packed
+    assert np.array_equal(g.vgpr(14)[0], b[0] | b[1] << 16) and np.array_equal(g.vgpr(15)[0], 0xFFFF0000 | b[2])
     stored = arena.array(va + 256, np.uint16, 128).reshape(32, 4)
     assert (stored == np.array([0x3C00, 0xC100, 0x7C00, 0x0000], np.uint16)).all()   # f16: 65520 -> inf, 1e-8 -> 0
 
