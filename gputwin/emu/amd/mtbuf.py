@@ -3,10 +3,12 @@
 
 Formats: on gfx11/gfx12 the unified FORMAT number of the generated table (LLVM's BUF_FMT_* names,
 `Table.buf_format`); on gfx942 the GFX9 pair DFMT (FORMAT[3:0]: 1 = 8, 2 = 16, 3 = 8_8, 4 = 32,
-5 = 16_16, 10 = 8_8_8_8, 11 = 32_32, 12 = 16_16_16_16, 13 = 32_32_32, 14 = 32_32_32_32) and NFMT
-(FORMAT[6:4]: 0 UNORM, 1 SNORM, 2 USCALED, 3 SSCALED, 4 UINT, 5 SINT, 7 FLOAT; LLVM's SIDefines.h).
-Modelled: formats whose components are all 8, 16 or 32 bits. Component c of the element sits at byte
-c * size. Loads (RDNA3 ISA guide, "Buffer Instructions": data-format conversion):
+5 = 16_16, 6 = 10_11_11, 9 = 2_10_10_10, 10 = 8_8_8_8, 11 = 32_32, 12 = 16_16_16_16, 13 = 32_32_32,
+14 = 32_32_32_32) and NFMT (FORMAT[6:4]: 0 UNORM, 1 SNORM, 2 USCALED, 3 SSCALED, 4 UINT, 5 SINT, 7 FLOAT;
+LLVM's SIDefines.h). Modelled: formats whose components are all 8, 16 or 32 bits (component c at byte
+c * size), and loads of the packed 10_11_11_FLOAT and 2_10_10_10 (`_PACKED`: bit fields of one dword; the
+11- and 10-bit floats are f16 without a sign bit, widened exactly). Loads (RDNA3 ISA guide, "Buffer
+Instructions": data-format conversion):
 UINT zero-extends, SINT sign-extends, 16-bit FLOAT converts exactly to f32 (NaNs quieted, payload kept),
 UNORM gives v / (2^n - 1), SNORM max(v / (2^(n-1) - 1), -1.0) (the most negative code is -1.0, as
 -(2^(n-1) - 1) is), USCALED / SSCALED the integer as f32 (exact); the quotients are rounded once to
@@ -18,7 +20,7 @@ component on its own (mubuf.py); on gfx942 the element as a whole ("all or nothi
 instructions, CDNA3 ISA guide, range checking). Out of range reads 0 and is not written.
 d16 forms hold a component in each 16-bit half (x, z low; y, w high; d16_hi: x high): loads convert to
 16 bits (`_convert`), stores take the half (`_from_d16`); a half no component lands in keeps its bits.
-Not modelled (IllegalInstruction naming them): packed (10_11_11, 11_11_10, 10_10_10_2, 2_10_10_10) formats,
+Not modelled (IllegalInstruction naming them): the packed 11_11_10 and 10_10_10_2, stores to packed formats,
 d16 with 32-bit integer formats, V# DST_SEL other than X, Y, Z, W, tfe.
 """
 from __future__ import annotations
@@ -55,19 +57,40 @@ def _format_name(value: int, gfx9: bool) -> str:
     return load("gfx1100").buf_format.get(value, "").strip("[]") or str(value)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """A format's components: for each, the bytes read (offset in the element, count) and its bit field there."""
+    kind: str
+    fields: tuple[tuple[int, int, int, int], ...]      # (byte offset, bytes, bit shift, bits)
+    packed: bool
+
+
+# Packed formats, their fields from the low bits up. The names list fields from the high bits: Mesa's
+# ac_translate_buffer_dataformat gives R11G11B10_FLOAT (R in the low bits) as 10_11_11 and R10G10B10A2 as
+# 2_10_10_10. 11_11_10 and 10_10_10_2 have no such source and are not modelled.
+_PACKED = {"10_11_11": (11, 11, 10), "2_10_10_10": (10, 10, 10, 2)}
+
+
 @functools.cache
 def _format(value: int, gfx9: bool = False):
-    """((component bits, count, type) or None when it is not one of the modelled kinds, its name)."""
+    """(its _Layout, or None when it is not one of the modelled formats; its name)."""
     name = _format_name(value, gfx9)
     m = re.fullmatch(rf"BUF_FMT_((?:\d+_)+)({_KINDS})", name)
     if m is None:
         return None, name
-    bits = [int(b) for b in m.group(1).rstrip("_").split("_")]
-    kind = m.group(2)
+    digits, kind = m.group(1).rstrip("_"), m.group(2)
+    if digits in _PACKED:
+        if (kind == "FLOAT") != (digits == "10_11_11"):
+            return None, name
+        widths = _PACKED[digits]
+        shifts = np.cumsum((0,) + widths[:-1])
+        return _Layout(kind, tuple((0, 4, int(sh), w) for sh, w in zip(shifts, widths)), True), name
+    bits = [int(b) for b in digits.split("_")]
     if len(set(bits)) != 1 or bits[0] not in (8, 16, 32) or kind == "FLOAT" and bits[0] == 8 or \
             bits[0] == 32 and kind not in ("UINT", "SINT", "FLOAT"):
         return None, name
-    return (bits[0], len(bits), kind), name
+    size = bits[0] // 8
+    return _Layout(kind, tuple((c * size, size, 0, bits[0]) for c in range(len(bits))), False), name
 
 
 # Every spelling of the typed forms: gfx11/gfx12 `*_d16_format_*`, `*_d16_hi_format_x`; GFX9 `*_format_d16_*`.
@@ -121,9 +144,11 @@ def _checked(inst, form, value: int, gfx9: bool):
     spec, name = _format(value, gfx9)
     if form is None or spec is None:
         raise IllegalInstruction(f"{inst.op} with format {name} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
-    if form.d16 and spec[0] == 32 and spec[2] != "FLOAT":
+    if form.d16 and spec.fields[0][3] == 32 and spec.kind != "FLOAT":
         raise IllegalInstruction(f"{inst.op}: d16 with the 32-bit integer format {name} is not modelled (narrowing "
                                  f"or widening to 16 bits is not documented)")
+    if form.kind == "store" and spec.packed:
+        raise IllegalInstruction(f"{inst.op}: stores to the packed format {name} are not modelled")
     return spec
 
 
@@ -133,24 +158,25 @@ def _build(inst, form, formats, gfx9: bool):
     return (_load if form.kind == "load" else _store)(inst, _Addr(inst, gfx9), formats, form)
 
 
-def _convert(raw, size: int, kind: str, d16: bool):
-    """A loaded component as the VGPR (d16: the 16-bit half) receives it. d16 (DECISION, RDNA3 guide: "data
-    returned is converted to 16 bits"): integers as 16-bit integers, 16-bit floats unchanged, other float
-    results rounded once to f16, nearest even (overflow to inf)."""
-    sh = U32(32 - 8 * size)
-    signed = ((raw << sh).view(np.int32) >> np.int32(32 - 8 * size))
+def _convert(raw, bits: int, kind: str, d16: bool):
+    """A loaded component of `bits` bits as the VGPR (d16: the 16-bit half) receives it. d16 (DECISION, RDNA3
+    guide: "data returned is converted to 16 bits"): integers as 16-bit integers, 16-bit floats unchanged,
+    other float results rounded once to f16, nearest even (overflow to inf)."""
+    sh = U32(32 - bits)
+    signed = ((raw << sh).view(np.int32) >> np.int32(32 - bits))
     if kind in ("UINT", "SINT"):
-        val = signed.view(U32) if kind == "SINT" and size < 4 else raw
+        val = signed.view(U32) if kind == "SINT" and bits < 32 else raw
         return val & U32(0xFFFF) if d16 else val
     if kind == "FLOAT":
-        if size == 4:
+        if bits == 32:
             return round_f64(to_f64(raw, F32), F16).astype(U32) if d16 else raw
+        raw = raw << U32(16 - bits - 1) if bits < 16 else raw    # 11/10-bit: f16 without the sign bit (5-bit exponent)
         if d16:
             return raw
-        with np.errstate(invalid="ignore"):                      # 16-bit float -> f32, exact
+        with np.errstate(invalid="ignore"):                      # f16 -> f32, exact
             f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
         return quiet(f, F32)
-    top = float((1 << (8 * size - 1)) - 1)                        # 2^(n-1) - 1
+    top = float((1 << (bits - 1)) - 1)                            # 2^(n-1) - 1
     # float64 quotients round to f32 (f16) correctly: v / (2^n - 1) never lies within 2^-53 of a midpoint
     value = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
              "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}[kind]()
@@ -174,24 +200,27 @@ def _load(inst, addr, formats, form):
         act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
         out = [np.zeros(act_all.size, U32) for _ in range(form.comps)]
-        for (bits, nfmt, kind), waves in formats(g):
-            size = bits // 8
+        for layout, waves in formats(g):
+            kind = layout.kind
             lanes = None if waves is None else np.repeat(waves, g.lanes)
             act = act_all if lanes is None else act_all & lanes
             one = U32(1) if kind in ("UINT", "SINT") else U32(0x3C00 if form.d16 else 0x3F800000)
             for c in range(form.comps):
                 data = np.zeros(act.size, U32)
-                if c >= nfmt:
+                if c >= len(layout.fields):
                     data[:] = one if c == 3 else U32(0)
                 else:
-                    sel = act & check(_checked_at(addr, c, size), size)
+                    at, size, shift, bits = layout.fields[c]
+                    sel = act & check(_checked_at(addr, at), size)
                     if sel.any():
-                        for buf, offs, sub in _access(g, address + U64(c * size), sel, size, False):
+                        for buf, offs, sub in _access(g, address + U64(at), sel, size, False):
                             part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
                                 access.gather_bytes(buf, offs, size)
                             idx = np.flatnonzero(sel)
                             data[idx if sub is None else idx[sub]] = part
-                    data = _convert(data, size, kind, form.d16)
+                    if layout.packed:
+                        data = (data >> U32(shift)) & U32((1 << bits) - 1)
+                    data = _convert(data, bits, kind, form.d16)
                 out[c] = data if lanes is None else np.where(lanes, data, out[c])
         # d16: a half no component lands in keeps its bits (as the D16 loads of vmem.py do)
         regs = {}
@@ -254,11 +283,12 @@ def _store(inst, addr, formats, form):
             return
         act_all = g.exec.reshape(-1)
         address, check = addr.lanes(g)
-        for (bits, nfmt, kind), waves in formats(g):
-            size = bits // 8
+        for layout, waves in formats(g):                         # (not packed: _checked refuses those)
+            kind = layout.kind
             act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
-            for c in range(min(form.comps, nfmt)):
-                sel = act & check(_checked_at(addr, c, size), size)
+            for c in range(min(form.comps, len(layout.fields))):
+                at, size = layout.fields[c][:2]
+                sel = act & check(_checked_at(addr, at), size)
                 if not sel.any():
                     continue
                 reg, shift = _slot(form, c)
@@ -268,7 +298,7 @@ def _store(inst, addr, formats, form):
                     val = half if kind == "FLOAT" and size == 2 else _encode(_from_d16(half, kind), size, kind)
                 else:
                     val = _encode(val, size, kind)
-                for buf, offs, sub in _access(g, address + U64(c * size), sel, size, True):
+                for buf, offs, sub in _access(g, address + U64(at), sel, size, True):
                     part = val if sub is None else val[sub]
                     if size == 4:
                         access.scatter(buf, offs, part[:, None])
@@ -277,7 +307,7 @@ def _store(inst, addr, formats, form):
     return h
 
 
-def _checked_at(addr, c: int, size: int) -> int:
-    """The byte offset whose range check decides component c: its own, or the element's start where the
-    check is all or nothing (gfx942)."""
-    return 0 if addr.whole_element else c * size
+def _checked_at(addr, at: int) -> int:
+    """The byte offset whose range check decides the component at byte `at`: its own, or the element's start
+    where the check is all or nothing (gfx942)."""
+    return 0 if addr.whole_element else at

@@ -67,14 +67,14 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
 
 
 @pytest.mark.parametrize("text,what", [
-    ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", "BUF_FMT_10_11_11_FLOAT"),
-    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "BUF_FMT_2_10_10_10_UNORM"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", "packed format BUF_FMT_10_11_11"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "packed format BUF_FMT_2_10_10"),
     ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_11_11_10_FLOAT] offen", "BUF_FMT_11_11_10_FLOAT"),
     ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_10_10_2_UINT] offen", "BUF_FMT_10_10_10_2_UINT"),
     ("tbuffer_load_d16_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_32_UINT] offen", "32-bit integer format"),
     ("tbuffer_store_d16_format_xy v2, v1, s[4:7], 0 format:[BUF_FMT_32_32_SINT] offen", "32-bit integer format"),
 ])
-def test_packed_formats_and_d16_with_32_bit_integers_fail_closed_naming_them(text, what):
+def test_unmodelled_packed_formats_packed_stores_and_d16_with_32_bit_integers_fail_closed(text, what):
     arena, va = _buffer(bytes(256))
     with pytest.raises(IllegalInstruction, match=what):
         run(text, n=1, sgprs=vsharp(va, 256), mem=arena.mem)
@@ -373,3 +373,68 @@ buffer_store_format_d16_hi_x v2, v1, s[8:11], 0 offen offset:512"""
     x, y, z, w = (ref[2 * lane + k] for k in range(4))
     assert np.array_equal(out[0], x | y << 16) and np.array_equal(out[1], z | w << 16)
     assert np.array_equal(out[2], y)                 # the high half stored as a 16-bit UINT; bytes 2-3 untouched (0)
+
+
+# --- packed formats (loads): fields from the low bits up, as Mesa lays out R11G11B10 / R10G10B10A2 ----------
+def _small_float(v: np.ndarray, mbits: int) -> list:
+    """An unsigned 5-bit-exponent float (11-bit: 6 mantissa bits, 10-bit: 5) as a Python float, by the formula."""
+    import math
+    out = []
+    for x in v.tolist():
+        e, m = x >> mbits, x & ((1 << mbits) - 1)
+        out.append(math.ldexp(m, -14 - mbits) if e == 0 else
+                   (math.inf if m == 0 else math.nan) if e == 31 else math.ldexp((1 << mbits) + m, e - 15 - mbits))
+    return out
+
+
+def test_10_11_11_float_loads_every_11_and_10_bit_value_exactly():
+    i = np.arange(2048, dtype=np.uint32)
+    words = i | (2047 - i) << 11 | (i & 0x3FF) << 22                 # x: every 11-bit value, y reversed, z every 10-bit
+    arena, va = _buffer(words.tobytes())
+    g = run("tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", n=64,
+            sgprs=vsharp(va, 4 * 2048), vgprs={1: (4 * i).reshape(64, 32)}, mem=arena.mem)
+    for reg, field, mbits in ((4, i, 6), (5, 2047 - i, 6), (6, i & 0x3FF, 5)):
+        want = np.array(_small_float(field, mbits), np.float32)
+        got = g.vgpr(reg).reshape(-1)
+        nan = np.isnan(want)
+        assert np.array_equal(got[~nan], want[~nan].view(np.uint32)), reg
+        assert ((got[nan] & 0xFFC00000) == 0x7FC00000).all()             # NaN: positive, quiet
+    assert (g.vgpr(7) == 0x3F800000).all()                                 # no w: 1.0
+
+
+@pytest.mark.parametrize("kind", ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT"])
+def test_2_10_10_10_loads_split_the_dword_low_bits_first(kind):
+    rng = np.random.default_rng(5)
+    words = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    words[:8] = [0, 0xFFFFFFFF, 0x3FF, 0x200, 0x201, 0x1FF, 0x80000000, 0x40000000]
+    arena, va = _buffer(words.tobytes())
+    g = run(f"tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_{kind}] offen", n=2,
+            sgprs=vsharp(va, 256), vgprs={1: (4 * np.arange(64, dtype=np.uint32)).reshape(2, 32)}, mem=arena.mem)
+    for c, (shift, bits) in enumerate(((0, 10), (10, 10), (20, 10), (30, 2))):
+        field = (words >> shift) & ((1 << bits) - 1)
+        if kind in ("UINT", "SINT"):
+            want = field if kind == "UINT" else \
+                (field.astype(np.int64) - ((field >> (bits - 1)) << bits).astype(np.int64)).astype(np.uint32)
+        else:
+            want = _norm_reference(field.astype(np.uint64), kind, bits)
+        assert np.array_equal(g.vgpr(4 + c).reshape(-1), want), c
+
+
+def test_gfx942_packed_dfmt_2_10_10_10_and_10_11_11():
+    from tests.emu.amd.test_gfx942_ops import run as run942
+    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    body = """s_mov_b32 s4, s0
+s_mov_b32 s5, s1
+s_mov_b32 s6, 1024
+s_mov_b32 s7, 0
+tbuffer_load_format_xyzw v[2:5], v1, s[4:7], dfmt:9, nfmt:0, 0 offen
+tbuffer_load_format_xyz v[6:8], v1, s[4:7], dfmt:6, nfmt:7, 0 offen
+s_waitcnt vmcnt(0)
+global_store_dword v1, v5, s[2:3]
+global_store_dword v1, v8, s[2:3] offset:256"""
+    out = run942(body, raw, 2)
+    word = raw[:64]
+    assert np.array_equal(out[0], _norm_reference((word >> 30).astype(np.uint64), "UNORM", 2))   # w: 2 bits / 3
+    z = np.array(_small_float((word >> 22) & 0x3FF, 5), np.float32)
+    nan = np.isnan(z)
+    assert np.array_equal(out[1][~nan], z[~nan].view(np.uint32))
