@@ -48,7 +48,7 @@ def handler(inst, build):
     ops = inst.operands
     if inst.encoding in ("MTBUF", "MUBUF"):   # GFX9 range checks and DFMT/NFMT (mubuf.py, mtbuf.py)
         from gputwin.emu.amd import mubuf
-        return mubuf.build(_lower(inst), gfx9=True)
+        return mubuf.build(_lower(inst), mubuf.GFX9)
     if inst.op in GFX9_VALU or inst.op in GFX9_DERIVED:
         _register_valu()
     fp8_name = _fp8_names().get(inst.op)

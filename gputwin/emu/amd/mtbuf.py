@@ -15,9 +15,8 @@ UNORM gives v / (2^n - 1), SNORM max(v / (2^(n-1) - 1), -1.0) (the most negative
 nearest even (DECISION: the guide gives the formula, not the rounding; to confirm on hardware).
 Components the instruction reads past the format's get 0 (x, y, z) or 1 (w; 1.0 for float results).
 Stores write the components both have, converted from the VGPR to the format by `_encode` (see there:
-the D3D11 functional spec's conversion rules; the ISA guides give none). Range checks: on gfx11/gfx12 each
-component on its own (mubuf.py); on gfx942 the element as a whole ("all or nothing" for format
-instructions, CDNA3 ISA guide, range checking). Out of range reads 0 and is not written.
+the D3D11 functional spec's conversion rules; the ISA guides give none). Range checks: the element as a
+whole (`_element_in_range`: "all or nothing"). Out of range reads 0 and is not written.
 d16 forms hold a component in each 16-bit half (x, z low; y, w high; d16_hi: x high): loads convert to
 16 bits (`_convert`), stores take the half (`_from_d16`); a half no component lands in keeps its bits.
 Not modelled (IllegalInstruction naming them): the packed 11_11_10 and 10_10_10_2, stores to packed formats,
@@ -32,7 +31,7 @@ import re
 import numpy as np
 
 from gputwin.emu.amd import access
-from gputwin.emu.amd.mubuf import _access, _Addr
+from gputwin.emu.amd.mubuf import GFX9, GFX11, _access, _Addr
 from gputwin.emu.amd.valu.fp import F16, F32, quiet, round_f64, to_f64
 from gputwin.errors import IllegalInstruction
 
@@ -111,17 +110,17 @@ def _form(op: str) -> _Form | None:
     return None if m is None else _Form(m[1], _COMPS[m[3]], "d16" in m[2], "hi" in m[2])
 
 
-def build(inst, gfx9: bool = False):
+def build(inst, rules: str = GFX11):
     """tbuffer_*: the format is the instruction's."""
     form = _form(inst.op)
-    spec = _checked(inst, form, int(inst.extra.get("format", 0)), gfx9)
-    return _build(inst, form, lambda g: [(spec, None)], gfx9)
+    spec = _checked(inst, form, int(inst.extra.get("format", 0)), rules == GFX9)
+    return _build(inst, form, lambda g: [(spec, None)], rules)
 
 
 _IDENTITY_DST_SEL = 4 | 5 << 3 | 6 << 6 | 7 << 9     # V# DST_SEL_X..W = X, Y, Z, W
 
 
-def build_buffer_format(inst, gfx9: bool = False):
+def build_buffer_format(inst, rules: str = GFX11):
     """buffer_load/store_(d16_)format_*: the format is the V#'s, one per wave: gfx11 and gfx12 FORMAT [113:108]
     (6 bits: SQ_BUF_RSRC_WORD3_GFX11 / _GFX12 in ROCR's registers.h, where [116:114] is reserved on
     both); GFX9 NUM_FORMAT [110:108], DATA_FORMAT [114:111]. DST_SEL other than X, Y, Z, W is not modelled."""
@@ -129,6 +128,7 @@ def build_buffer_format(inst, gfx9: bool = False):
     if form is None:
         raise IllegalInstruction(f"{inst.op} is not modelled (docs: gputwin/emu/amd/mtbuf.py)")
     rsrc = inst.operands["srsrc"].index
+    gfx9 = rules == GFX9
 
     def formats(g):
         w3 = g.sgpr(rsrc + 3).astype(np.int64)
@@ -137,7 +137,7 @@ def build_buffer_format(inst, gfx9: bool = False):
                                      f"modelled")
         value = ((w3 >> 15) & 0xF) | ((w3 >> 12) & 7) << 4 if gfx9 else (w3 >> 12) & 0x3F
         return [(_checked(inst, form, int(v), gfx9), value == v) for v in np.unique(value)]
-    return _build(inst, form, formats, gfx9)
+    return _build(inst, form, formats, rules)
 
 
 def _checked(inst, form, value: int, gfx9: bool):
@@ -152,10 +152,10 @@ def _checked(inst, form, value: int, gfx9: bool):
     return spec
 
 
-def _build(inst, form, formats, gfx9: bool):
+def _build(inst, form, formats, rules: str):
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{inst.op} with tfe (texture fail enable) is not modelled")
-    return (_load if form.kind == "load" else _store)(inst, _Addr(inst, gfx9), formats, form)
+    return (_load if form.kind == "load" else _store)(inst, _Addr(inst, rules), formats, form)
 
 
 def _convert(raw, bits: int, kind: str, d16: bool):
@@ -205,13 +205,14 @@ def _load(inst, addr, formats, form):
             lanes = None if waves is None else np.repeat(waves, g.lanes)
             act = act_all if lanes is None else act_all & lanes
             one = U32(1) if kind in ("UINT", "SINT") else U32(0x3C00 if form.d16 else 0x3F800000)
+            in_range = _element_in_range(addr, check, layout, form.comps)
             for c in range(form.comps):
                 data = np.zeros(act.size, U32)
                 if c >= len(layout.fields):
                     data[:] = one if c == 3 else U32(0)
                 else:
                     at, size, shift, bits = layout.fields[c]
-                    sel = act & check(_checked_at(addr, at), size)
+                    sel = act & in_range
                     if sel.any():
                         for buf, offs, sub in _access(g, address + U64(at), sel, size, False):
                             part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
@@ -286,9 +287,11 @@ def _store(inst, addr, formats, form):
         for layout, waves in formats(g):                         # (not packed: _checked refuses those)
             kind = layout.kind
             act = act_all if waves is None else act_all & np.repeat(waves, g.lanes)
+            sel = act & _element_in_range(addr, check, layout, form.comps)
+            if not sel.any():
+                continue
             for c in range(min(form.comps, len(layout.fields))):
                 at, size = layout.fields[c][:2]
-                sel = act & check(_checked_at(addr, at), size)
                 if not sel.any():
                     continue
                 reg, shift = _slot(form, c)
@@ -307,7 +310,15 @@ def _store(inst, addr, formats, form):
     return h
 
 
-def _checked_at(addr, at: int) -> int:
-    """The byte offset whose range check decides the component at byte `at`: its own, or the element's start
-    where the check is all or nothing (gfx942)."""
-    return 0 if addr.whole_element else at
+def _element_in_range(addr, check, layout, comps: int):
+    """Format instructions are range-checked "all or nothing" (RDNA3.5, RDNA4 and CDNA3 guides): on GFX9 the
+    element's first byte decides (its raw / structured rule checks the start); on GFX11/GFX12 the element is
+    out of range when any component the instruction moves is ("for typed-buffer, if any component of the
+    thread is out of bounds, the whole thread is", RDNA4 guide)."""
+    fields = layout.fields[:comps]
+    if addr.rules == GFX9:
+        return check(0, fields[0][1])
+    ok = check(*fields[0][:2])
+    for at, size, *_ in fields[1:]:
+        ok = ok & check(at, size)
+    return ok

@@ -48,7 +48,8 @@ def test_f16_format_converts_exactly_and_w_is_one_point_zero():
     assert (g.vgpr(7) == 0x3F800000).all() and not g.vgpr(6).any()
 
 
-def test_32bit_formats_round_trip_and_range_check_each_component():
+def test_32bit_formats_round_trip_and_range_check_the_whole_element():
+    # RDNA4 guide: "for typed-buffer, if any component of the thread is out of bounds, the whole thread is"
     arena, va = _buffer(np.arange(64, dtype=np.uint32).tobytes())
     g = run("""tbuffer_store_format_xyz v[2:4], v1, s[4:7], 0 format:[BUF_FMT_32_32_FLOAT] offen
 tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] offen""", n=1,
@@ -56,14 +57,14 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
             mem=arena.mem)
     mem = arena.array(va, np.uint32, 64)
     for lane in range(32):
-        x_in, y_in = 8 * lane + 4 <= 100, 8 * lane + 8 <= 100           # NUM_RECORDS = 100 bytes
-        assert mem[2 * lane] == (1000 + lane if x_in else 2 * lane)
-        assert mem[2 * lane + 1] == (2000 + lane if y_in else 2 * lane + 1)   # z: not in a 2-component format
+        stored = 8 * lane + 8 <= 100                    # NUM_RECORDS = 100 bytes; lane 12 (x fits, y not): nothing
+        assert mem[2 * lane] == (1000 + lane if stored else 2 * lane)
+        assert mem[2 * lane + 1] == (2000 + lane if stored else 2 * lane + 1)   # z: not in a 2-component format
     got = np.stack([g.vgpr(8 + c)[0] for c in range(3)])
     for lane in range(32):
+        loaded = 8 * lane + 12 <= 100
         for c in range(3):
-            at = 8 * lane + 4 * c
-            assert got[c, lane] == (mem[at // 4] if at + 4 <= 100 else 0), (lane, c)
+            assert got[c, lane] == (mem[2 * lane + c] if loaded else 0), (lane, c)
 
 
 @pytest.mark.parametrize("text,what", [
@@ -226,7 +227,7 @@ def test_narrow_stores_convert_like_the_reference(bits, kind):
     assert ((got[nan] & 0x7E00) == 0x7E00).all() and ((got[nan] & 0x8000) == sign).all()   # quiet NaN, sign kept
 
 
-def test_narrow_stores_write_only_their_bytes_and_components_in_range():
+def test_narrow_stores_write_only_their_bytes_and_only_whole_elements_in_range():
     arena, va = _buffer(bytes(range(256)))
     run("tbuffer_store_format_xy v[2:3], v1, s[4:7], 0 format:[BUF_FMT_8_8_UINT] offen offset:1", n=1,
         sgprs=vsharp(va, 2 * 20 + 2), vgprs={1: 2 * LANE, 2: 0x100 + LANE, 3: LANE}, mem=arena.mem)
@@ -234,10 +235,8 @@ def test_narrow_stores_write_only_their_bytes_and_components_in_range():
     want = np.arange(256, dtype=np.uint8)
     for lane in range(32):
         at = 2 * lane + 1
-        if at + 1 <= 42:                              # x: 0x100 + lane saturates to 255
-            want[at] = 255
-        if at + 2 <= 42:
-            want[at + 1] = lane
+        if at + 2 <= 42:                              # the whole element in range (lane 20: x alone fits: nothing)
+            want[at], want[at + 1] = 255, lane        # x: 0x100 + lane saturates to 255
     assert np.array_equal(got, want)
 
 

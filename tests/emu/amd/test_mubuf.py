@@ -260,3 +260,26 @@ global_store_dword v1, v11, s[2:3] offset:512""", records=10, stride=12, rows=3)
 def test_gfx942_idxen_with_stride_zero_fails_closed():
     with pytest.raises(IllegalInstruction, match="idxen with V# STRIDE 0"):
         _gfx942("buffer_load_dword v2, v[0:1], s[4:7], 0 idxen offen", records=10)
+
+
+# --- gfx12: OOB_SELECT 3 reduces NUM_RECORDS by soffset (RDNA4 guide, "Buffer Out Of Bounds Selection") -----
+@pytest.mark.parametrize("oob", [RAW, STRUCT])
+def test_gfx1201_raw_mode_counts_soffset_against_num_records(oob):
+    from tests.emu.amd.test_gfx12 import run12
+    arena, va = setup()
+    g = run12("buffer_load_b32 v2, v1, s[4:7], s3 offen offset:4\ns_wait_loadcnt 0", n=1,
+              sgprs=vsharp(va, 64, oob=oob) | {3: 8}, vgprs={1: 4 * LANE}, mem=arena.mem)
+    inside = 8 + 4 * LANE + 4 + 4 <= 64 if oob == RAW else np.ones(32, bool)   # mode 1: index 0 < 64
+    assert (g.vgpr(2)[0] == np.where(inside, 1000 + (4 * LANE + 4 + 8) // 4, 0)).all()
+
+
+def test_gfx1201_typed_store_is_all_or_nothing_with_soffset():
+    from tests.emu.amd.test_gfx12 import run12
+    arena, va = setup()
+    run12("tbuffer_store_format_xy v[2:3], v1, s[4:7], s3 format:[BUF_FMT_32_32_UINT] offen\ns_wait_storecnt 0",
+          n=1, sgprs=vsharp(va, 100) | {3: 8}, vgprs={1: 8 * LANE, 2: 7 + LANE, 3: 70 + LANE}, mem=arena.mem)
+    words = arena.array(va, np.uint32, 256)
+    for lane in range(32):                      # the element (8 bytes) must end by 100 - soffset = 92: lane 11 not
+        ok = 8 * lane + 8 <= 92
+        assert words[2 + 2 * lane] == (7 + lane if ok else 1002 + 2 * lane), lane
+        assert words[3 + 2 * lane] == (70 + lane if ok else 1003 + 2 * lane), lane
