@@ -68,8 +68,8 @@ tbuffer_load_format_xyz v[8:10], v1, s[4:7], 0 format:[BUF_FMT_32_32_32_UINT] of
 
 
 @pytest.mark.parametrize("text,what", [
-    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", "packed format BUF_FMT_10_11_11"),
-    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "packed format BUF_FMT_2_10_10"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT] offen", "packed format BUF_FMT_10"),
+    ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_2_10_10_10_UNORM] offen", "packed format BUF_FMT_2_"),
     ("tbuffer_load_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_11_11_10_FLOAT] offen", "BUF_FMT_11_11_10_FLOAT"),
     ("tbuffer_store_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_10_10_10_2_UINT] offen", "BUF_FMT_10_10_10_2_UINT"),
     ("tbuffer_load_d16_format_x v2, v1, s[4:7], 0 format:[BUF_FMT_32_UINT] offen", "32-bit integer format"),
@@ -119,14 +119,18 @@ def test_norm_and_scaled_formats_convert_to_f32_by_the_formula(kind, bits):
         assert g.vgpr(5)[0, 1] == g.vgpr(4)[0, 2] == np.float32(-1.0).view(np.uint32)   # codes -2^(n-1), -(2^(n-1)-1)
 
 
-def test_gfx942_tbuffer_reads_dfmt_and_nfmt():
+_GFX942_RAW = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
+
+
+def _run942(body: str, rows: int) -> np.ndarray:
+    """gfx942 (wave64): `body` with s[4:7] a raw V# over the 1024 bytes of _GFX942_RAW; returns its output rows."""
     from tests.emu.amd.test_gfx942_ops import run as run942
-    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
-    body = """s_mov_b32 s4, s0
-s_mov_b32 s5, s1
-s_mov_b32 s6, 1024
-s_mov_b32 s7, 0
-tbuffer_load_format_xy v[2:3], v1, s[4:7], dfmt:5, nfmt:1, 0 offen
+    return run942("s_mov_b32 s4, s0\ns_mov_b32 s5, s1\ns_mov_b32 s6, 1024\ns_mov_b32 s7, 0\n" + body, _GFX942_RAW, rows)
+
+
+def test_gfx942_tbuffer_reads_dfmt_and_nfmt():
+    raw = _GFX942_RAW
+    body = """tbuffer_load_format_xy v[2:3], v1, s[4:7], dfmt:5, nfmt:1, 0 offen
 tbuffer_load_format_xyzw v[4:7], v1, s[4:7], dfmt:10, nfmt:5, 0 offen
 tbuffer_load_format_x v8, v1, s[4:7], dfmt:4, nfmt:7, 0 offen
 s_waitcnt vmcnt(0)
@@ -135,7 +139,7 @@ global_store_dword v1, v3, s[2:3] offset:256
 global_store_dword v1, v4, s[2:3] offset:512
 global_store_dword v1, v7, s[2:3] offset:768
 global_store_dword v1, v8, s[2:3] offset:1024"""
-    out = run942(body, raw, 5)
+    out = _run942(body, 5)
     word = raw[:64]
     h = np.stack([word & 0xFFFF, word >> 16]).astype(np.uint64)
     assert np.array_equal(out[0], _norm_reference(h[0], "SNORM", 16))       # 16_16 SNORM
@@ -349,14 +353,9 @@ buffer_store_d16_hi_format_x v3, v1, s[8:11], 0 offen offset:256""", n=1,
 
 
 def test_gfx942_d16_spellings_format_d16_and_format_d16_hi():
-    from tests.emu.amd.test_gfx942_ops import run as run942
-    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    raw = _GFX942_RAW
     w3 = 2 << 15 | 4 << 12 | 4 | 5 << 3 | 6 << 6 | 7 << 9            # V#: DATA_FORMAT 16, NUM_FORMAT UINT
-    body = f"""s_mov_b32 s4, s0
-s_mov_b32 s5, s1
-s_mov_b32 s6, 1024
-s_mov_b32 s7, 0
-s_mov_b32 s8, s2
+    body = f"""s_mov_b32 s8, s2
 s_mov_b32 s9, s3
 s_mov_b32 s10, 1024
 s_mov_b32 s11, {w3:#x}
@@ -365,7 +364,7 @@ s_waitcnt vmcnt(0)
 global_store_dword v1, v2, s[2:3]
 global_store_dword v1, v3, s[2:3] offset:256
 buffer_store_format_d16_hi_x v2, v1, s[8:11], 0 offen offset:512"""
-    out = run942(body, raw, 3)
+    out = _run942(body, 3)
     halves = raw.view(np.uint16).astype(np.uint64)
     lane = np.arange(64)
     ref = _norm_reference(halves, "UNORM", 16, np.float16).astype(np.uint32)    # 16_16_16_16 UNORM at 4 * lane
@@ -420,18 +419,13 @@ def test_2_10_10_10_loads_split_the_dword_low_bits_first(kind):
 
 
 def test_gfx942_packed_dfmt_2_10_10_10_and_10_11_11():
-    from tests.emu.amd.test_gfx942_ops import run as run942
-    raw = (np.arange(256, dtype=np.uint32) * 2654435761).astype(np.uint32)
-    body = """s_mov_b32 s4, s0
-s_mov_b32 s5, s1
-s_mov_b32 s6, 1024
-s_mov_b32 s7, 0
-tbuffer_load_format_xyzw v[2:5], v1, s[4:7], dfmt:9, nfmt:0, 0 offen
+    raw = _GFX942_RAW
+    body = """tbuffer_load_format_xyzw v[2:5], v1, s[4:7], dfmt:9, nfmt:0, 0 offen
 tbuffer_load_format_xyz v[6:8], v1, s[4:7], dfmt:6, nfmt:7, 0 offen
 s_waitcnt vmcnt(0)
 global_store_dword v1, v5, s[2:3]
 global_store_dword v1, v8, s[2:3] offset:256"""
-    out = run942(body, raw, 2)
+    out = _run942(body, 2)
     word = raw[:64]
     assert np.array_equal(out[0], _norm_reference((word >> 30).astype(np.uint64), "UNORM", 2))   # w: 2 bits / 3
     z = np.array(_small_float((word >> 22) & 0x3FF, 5), np.float32)
