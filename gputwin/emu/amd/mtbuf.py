@@ -171,16 +171,19 @@ def _convert(raw, bits: int, kind: str, d16: bool):
         if bits == 32:
             return round_f64(to_f64(raw, F32), F16).astype(U32) if d16 else raw
         raw = raw << U32(16 - bits - 1) if bits < 16 else raw    # 11/10-bit: f16 without the sign bit (5-bit exponent)
-        if d16:
-            return raw
-        with np.errstate(invalid="ignore"):                      # f16 -> f32, exact
-            f = raw.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
-        return quiet(f, F32)
+        return raw if d16 else _f16_to_f32(raw)
     top = float((1 << (bits - 1)) - 1)                            # 2^(n-1) - 1
     # float64 quotients round to f32 (f16) correctly: v / (2^n - 1) never lies within 2^-53 of a midpoint
     value = {"UNORM": lambda: raw / (2.0 * top + 1.0), "SNORM": lambda: np.maximum(signed / top, -1.0),
              "USCALED": lambda: raw.astype(np.float64), "SSCALED": lambda: signed.astype(np.float64)}[kind]()
     return round_f64(value, F16).astype(U32) if d16 else value.astype(np.float32).view(U32)
+
+
+def _f16_to_f32(h):
+    """f16 bits (in uint32) -> f32 bits, exact; NaNs quieted, payload kept."""
+    with np.errstate(invalid="ignore"):
+        f = h.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
+    return quiet(f, F32)
 
 
 def _slot(form, c: int) -> tuple[int, int]:
@@ -205,14 +208,13 @@ def _load(inst, addr, formats, form):
             lanes = None if waves is None else np.repeat(waves, g.lanes)
             act = act_all if lanes is None else act_all & lanes
             one = U32(1) if kind in ("UINT", "SINT") else U32(0x3C00 if form.d16 else 0x3F800000)
-            in_range = _element_in_range(addr, check, layout, form.comps)
+            sel = act & _element_in_range(addr, check, layout, form.comps)
             for c in range(form.comps):
                 data = np.zeros(act.size, U32)
                 if c >= len(layout.fields):
                     data[:] = one if c == 3 else U32(0)
                 else:
                     at, size, shift, bits = layout.fields[c]
-                    sel = act & in_range
                     if sel.any():
                         for buf, offs, sub in _access(g, address + U64(at), sel, size, False):
                             part = access.gather(buf, offs, 1)[:, 0] if size == 4 else \
@@ -267,13 +269,12 @@ def _encode(val, size: int, kind: str):
 
 def _from_d16(h, kind: str):
     """A d16 store's 16-bit half as the 32-bit VGPR value `_encode` takes (DECISION): integers extended by
-    their sign, f16 widened exactly to f32 (a 16-bit float format takes the half unchanged instead)."""
+    their sign, f16 widened exactly to f32, NaNs quieted (a 16-bit float format takes the half unchanged)."""
     if kind == "UINT":
         return h
     if kind == "SINT":
         return ((h << U32(16)).view(np.int32) >> np.int32(16)).view(U32)
-    with np.errstate(invalid="ignore"):
-        return h.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
+    return _f16_to_f32(h)
 
 
 def _store(inst, addr, formats, form):
@@ -292,8 +293,6 @@ def _store(inst, addr, formats, form):
                 continue
             for c in range(min(form.comps, len(layout.fields))):
                 at, size = layout.fields[c][:2]
-                if not sel.any():
-                    continue
                 reg, shift = _slot(form, c)
                 val = g.vgpr(src + reg).reshape(-1)[sel]
                 if form.d16:
