@@ -102,14 +102,18 @@ def _norm_reference(raw: np.ndarray, kind: str, bits: int, dtype=np.float32) -> 
     return np.array(out, udt)
 
 
+def _norm_codes(count: int, bits: int):
+    """`count` n-bit codes (the range ends and the signed extremes first, then spread out) and a buffer of them."""
+    raw = np.arange(count, dtype=np.int64) * (1 if bits == 8 else 1021) % (1 << bits)
+    raw[:6] = [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) + 1, (1 << (bits - 1)) - 1]
+    return raw, _buffer(raw.astype(np.uint8 if bits == 8 else np.uint16).tobytes())
+
+
 @pytest.mark.parametrize("kind", ["UNORM", "SNORM", "USCALED", "SSCALED"])
 @pytest.mark.parametrize("bits", [8, 16])
 def test_norm_and_scaled_formats_convert_to_f32_by_the_formula(kind, bits):
     comps = "_".join([str(bits)] * 2)
-    dtype = np.uint8 if bits == 8 else np.uint16
-    raw = np.arange(64, dtype=np.int64) * (1 if bits == 8 else 1021) % (1 << bits)
-    raw[:6] = [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) + 1, (1 << (bits - 1)) - 1]
-    arena, va = _buffer(raw.astype(dtype).tobytes())
+    raw, (arena, va) = _norm_codes(64, bits)
     g = run(f"tbuffer_load_format_xyzw v[4:7], v1, s[4:7], 0 format:[BUF_FMT_{comps}_{kind}] offen", n=1,
             sgprs=vsharp(va, 256), vgprs={1: 2 * bits // 8 * LANE}, mem=arena.mem)
     ref = _norm_reference(raw.astype(np.uint64), kind, bits)
@@ -279,10 +283,7 @@ def _fmt_number(name: str) -> int:
 @pytest.mark.parametrize("bits", [8, 16])
 def test_d16_loads_round_the_formula_once_to_f16_and_keep_unwritten_halves(kind, bits):
     comps = "_".join([str(bits)] * 4)
-    dtype = np.uint8 if bits == 8 else np.uint16
-    raw = np.arange(128, dtype=np.int64) * (1 if bits == 8 else 1021) % (1 << bits)
-    raw[:6] = [0, 1, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) + 1, (1 << (bits - 1)) - 1]
-    arena, va = _buffer(raw.astype(dtype).tobytes())
+    raw, (arena, va) = _norm_codes(128, bits)
     s = vsharp(va, 1024)
     s.update({k + 4: v for k, v in typed_vsharp(va, 1024, _fmt_number(f"BUF_FMT_{comps}_{kind}")).items()})
     g = run(f"tbuffer_load_d16_format_xyz v[4:5], v1, s[4:7], 0 format:[BUF_FMT_{comps}_{kind}] offen\n"
