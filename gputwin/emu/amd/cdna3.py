@@ -46,9 +46,9 @@ def handler(inst, build):
     """A handler for GFX9-only forms (AGPR operands, MFMA, SDWA, v_cmpx with SDST); None for the rest.
     `build` builds the handler of an ordinary instruction (program._build: faults propagate to build_handler)."""
     ops = inst.operands
-    if inst.encoding == "MTBUF" or inst.encoding == "MUBUF" and "_format_" in inst.op:   # GFX9 DFMT/NFMT
+    if inst.encoding in ("MTBUF", "MUBUF"):   # GFX9 range checks and DFMT/NFMT (mubuf.py, mtbuf.py)
         from gputwin.emu.amd import mubuf
-        return mubuf.build(_lower(inst), gfx9=True)
+        return mubuf.build(_lower(inst), mubuf.GFX9)
     if inst.op in GFX9_VALU or inst.op in GFX9_DERIVED:
         _register_valu()
     fp8_name = _fp8_names().get(inst.op)

@@ -42,6 +42,9 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
     (r"v_mullit_f32", DECISION, "0 * x = +0 (the guide's description; its pseudocode writes a plain multiply)",
      "gputwin/emu/amd/valu/arith.py"),
     (r"v_trig_preop_f64", DECISION, "2/pi bits and scaling as the guide's pseudocode reads", "docs/valu.md"),
+    (r"t?buffer_(load|store)_(d16_(hi_)?)?format(_d16(_hi)?)?_(x|xy|xyz|xyzw)", DECISION,
+     "typed buffers: stores convert by the D3D11 rules (saturate, nearest), loads round the UNORM/SNORM "
+     "quotient once (d16: to f16); the ISA guides give no rounding", "docs/buffers.md"),
 ))
 
 

@@ -109,8 +109,9 @@ def build(inst):
         if op not in wmma12.OPS:
             raise IllegalInstruction(f"{op}: this gfx12 WMMA form is not modelled")
         return wmma12.build(inst)
-    if op.startswith("buffer_") and "_format_" in op:
-        raise IllegalInstruction(f"{op}: the gfx12 V# format field is not modelled (tbuffer_* is)")
+    if inst.encoding in ("MUBUF", "MTBUF"):   # gfx11's buffer ops under GFX12's range checks (mubuf.py)
+        from gputwin.emu.amd import mubuf
+        return mubuf.build(as_gfx11(inst), mubuf.GFX12)
     h = _build_salu(inst)
     if h is None:
         h = _build_valu(inst)

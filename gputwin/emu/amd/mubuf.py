@@ -7,15 +7,23 @@ range checked):
     index  = VADDR[0] if idxen else 0
     offset = inst_offset + (VADDR[idxen] if offen else 0)
     address = base + soffset + index * stride + offset
-soffset is not range checked. Each dword of an access (the whole access when narrower) is checked on
-its own, by OOB_SELECT:
+Range checks follow one of three rule sets (`rules`; docs/buffers.md). Each dword of an access (the
+whole access when narrower) is checked on its own; format instructions (mtbuf.py) check the element as
+a whole. GFX11 and GFX12, by OOB_SELECT (RDNA4 guide, "Buffer Out Of Bounds Selection"; Mesa's
+ac_build_buffer_descriptor lists the same for gfx11+):
     0: index < NUM_RECORDS and, when STRIDE != 0, offset + end of the dword <= STRIDE
-    1: index < NUM_RECORDS            2: never out of range
-    3: index * stride + offset + end of the dword <= NUM_RECORDS  (raw buffers)
+    1: index < NUM_RECORDS            2: NUM_RECORDS != 0
+    3: index * stride + offset + end of the dword <= NUM_RECORDS  (raw buffers); on GFX12 NUM_RECORDS is
+       first reduced by soffset (the RDNA4 guide's note on mode 3); elsewhere soffset is not range checked.
+GFX9 (gfx942) has no OOB_SELECT; the CDNA3 ISA guide ("Range Checking") picks the rule by IDXEN:
+    raw (idxen = 0): the component's first byte offset + 4 k < NUM_RECORDS (bytes; a dword starting at the
+        last in-range byte is read whole), each dword k of a multi-dword access on its own;
+    structured (idxen = 1, STRIDE != 0): index < NUM_RECORDS (records), the offset is not checked.
+    idxen with STRIDE 0 is in neither case and raises. V# bit 62 is a cache-swizzle hint there.
 Out-of-range dwords read 0 and are not written; an out-of-range atomic does nothing and returns 0.
 In-range addresses go through the address space like GLOBAL accesses (MemoryFault when unmapped).
 tbuffer_* (MTBUF) and buffer_*_format_* (typed by the V#) go to mtbuf.py. Swizzled buffers, ADD_TID_ENABLE,
-non-buffer TYPEs, LDS-direct forms and tfe raise IllegalInstruction naming what is missing. docs/emulator.md records the decisions.
+non-buffer TYPEs, LDS-direct forms and tfe raise IllegalInstruction naming what is missing.
 """
 from __future__ import annotations
 
@@ -26,9 +34,10 @@ from gputwin.emu.amd.scalar_ops import reader32
 from gputwin.errors import IllegalInstruction, MemoryFault
 
 U32, U64 = np.uint32, np.uint64
+GFX11, GFX12, GFX9 = "gfx11", "gfx12", "gfx9"     # the range-check rule sets (module docstring)
 
 
-def build(inst, gfx9: bool = False):
+def build(inst, rules: str = GFX11):
     op = inst.op
     # cache invalidates / write-backs (gfx11 GL0/GL1; gfx942 buffer_inv, buffer_wbl2 with SC/NT scope bits):
     # emulated memory has no caches, every access already sees every earlier one
@@ -36,16 +45,16 @@ def build(inst, gfx9: bool = False):
         return lambda g: None
     if op.startswith("tbuffer_"):         # MTBUF (gfx12: VBUFFER tbuffer_*): typed by the FORMAT field
         from gputwin.emu.amd import mtbuf
-        return mtbuf.build(inst, gfx9)
+        return mtbuf.build(inst, rules)
     _, kind, rest = op.split("_", 2) if op.count("_") >= 2 else (None, None, None)
-    if kind in ("load", "store") and rest.startswith("format_"):   # typed by the V#'s format (mtbuf.py)
+    if kind in ("load", "store") and "format" in rest:   # typed by the V#'s format (mtbuf.py), d16 forms too
         from gputwin.emu.amd import mtbuf
-        return mtbuf.build_buffer_format(inst, gfx9)
-    if kind not in ("load", "store", "atomic") or "format" in rest or rest.startswith("lds"):
+        return mtbuf.build_buffer_format(inst, rules)
+    if kind not in ("load", "store", "atomic") or rest.startswith("lds"):
         return None                       # reported by the program as not modelled
     if inst.extra.get("tfe"):
         raise IllegalInstruction(f"{op} with tfe (texture fail enable) is not modelled")
-    addr = _Addr(inst)
+    addr = _Addr(inst, rules)
     if kind == "atomic":
         ent = vmem.ATOMIC_NAMES.get(rest)
         return None if ent is None else _atomic(inst, addr, *ent)
@@ -58,8 +67,9 @@ def build(inst, gfx9: bool = False):
 class _Addr:
     """Per-lane addresses and per-dword range checks of one buffer instruction."""
 
-    def __init__(self, inst):
+    def __init__(self, inst, rules: str = GFX11):
         ops = inst.operands
+        self.rules = rules
         self.op = inst.op
         self.rsrc = ops["srsrc"].index
         self.soffset = reader32(ops["soffset"])
@@ -72,7 +82,8 @@ class _Addr:
     def lanes(self, g):
         """(address uint64, check(dword byte offset, size) -> in-range bool), both over every lane (flat)."""
         w = g.s[self.rsrc:self.rsrc + 4].astype(np.int64)
-        if ((w[1] >> 30) & 3).any():
+        gfx9 = self.rules == GFX9
+        if ((w[1] >> (31 if gfx9 else 30)) & (1 if gfx9 else 3)).any():
             raise IllegalInstruction(f"{self.op}: swizzled buffer (V# SWIZZLE_ENABLE) is not modelled")
         if ((w[3] >> 23) & 1).any():
             raise IllegalInstruction(f"{self.op}: V# ADD_TID_ENABLE is not modelled")
@@ -92,13 +103,26 @@ class _Addr:
         soff = np.broadcast_to(np.asarray(self.soffset(g), np.int64), (g.n,))
         address = (base + col(soff) + within).astype(U64)
 
+        if gfx9:
+            return address, self._gfx9_check(g, index, offset, stride, records)
+        if self.rules == GFX12:          # mode 3 only: NUM_RECORDS less soffset (below 0: nothing in range)
+            within = within + col(soff)
+
         def check(at: int, size: int) -> np.ndarray:
             end = offset + (at + size)
             by_index = index < records
             by_stride = by_index & ((stride == 0) | (end <= stride))
             raw = within + (at + size) <= records
-            return np.choose(oob, [by_stride, by_index, np.ones_like(raw), raw])
+            return np.choose(oob, [by_stride, by_index, records != 0, raw])
         return address, check
+
+    def _gfx9_check(self, g, index, offset, stride, records):
+        if not self.idxen:
+            return lambda at, size: offset + at < records
+        if (stride[np.repeat(g.exec.any(axis=1), g.lanes)] == 0).any():
+            raise IllegalInstruction(f"{self.op}: idxen with V# STRIDE 0 (no GFX9 range check is documented for it)")
+        by_index = index < records
+        return lambda at, size: by_index
 
 
 def _access(g, address, sel, nbytes, write):

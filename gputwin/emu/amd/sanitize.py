@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gputwin.emu.amd import gfx12, lds, mubuf, vmem
+from gputwin.emu.amd import cdna3, gfx12, lds, mubuf, vmem
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.wave import compact
 from gputwin.emu.sanitizer import checks, memcheck
@@ -24,7 +24,8 @@ U64 = np.uint64
 def wrap(inst, handler, arch: str, wave64: bool):
     """`handler` with the sanitizer's checks in front (or `handler` itself for other instructions)."""
     base = gfx12.as_gfx11(inst) if arch in gfx12.ARCHES else inst
-    check = _plan(base)
+    rules = mubuf.GFX9 if arch == cdna3.ARCH else mubuf.GFX12 if arch in gfx12.ARCHES else mubuf.GFX11
+    check = _plan(base, rules)
     if check is None:
         return handler
     site = _Site(inst, arch, wave64)
@@ -53,7 +54,7 @@ class _Site:
         return self._text
 
 
-def _plan(inst):
+def _plan(inst, rules: str = mubuf.GFX11):
     enc, op = inst.encoding, inst.op
     if enc in ("GLOBAL", "FLAT"):      # SCRATCH: the emulator faults past a lane's private bytes itself
         seg, _, rest = op.partition("_")
@@ -71,10 +72,10 @@ def _plan(inst):
         _, kind, rest = op.split("_", 2) if op.count("_") >= 2 else (None, None, "")
         if kind == "atomic":
             ent = vmem.ATOMIC_NAMES.get(rest)
-            return None if ent is None else _buffer(mubuf._Addr(inst), 8 if ent[1] else 4, ATOMIC)
+            return None if ent is None else _buffer(mubuf._Addr(inst, rules), 8 if ent[1] else 4, ATOMIC)
         spec = vmem.SIZES.get(rest)
         if kind in ("load", "store") and spec is not None and "format" not in rest:
-            return _buffer(mubuf._Addr(inst), spec[0], LOAD if kind == "load" else STORE)
+            return _buffer(mubuf._Addr(inst, rules), spec[0], LOAD if kind == "load" else STORE)
     return None
 
 
