@@ -280,7 +280,7 @@ def _branch_cond(b: _Builder, kind: str) -> str:
         c = b.scc()
         return c if kind == "scc1" else b.op(f"xor i1 {c}, true")
     word = b.mask_word(VCC if kind.startswith("vcc") else EXEC)
-    return b.op(f"icmp {'eq' if kind.endswith('z') else 'ne'} i{b.L} {word}, 0")
+    return b.op(f"icmp {'ne' if kind.endswith('nz') else 'eq'} i{b.L} {word}, 0")
 
 
 def render(insts: dict, header: int, wave64: bool, name: str) -> tuple[str, Layout]:
