@@ -11,6 +11,9 @@ that spin on a flag another wave sets still make progress.
 s_barrier: a group parks after the barrier; the waves of a workgroup are released once every wave of it
 has either arrived or ended. All groups parked with nothing runnable is a deadlock -> GpuHang.
 
+A handler may return a Native control (native/tier.py): the group is at the header of a compiled loop;
+each wave runs through it on its own and the group splits by where the waves left it (docs/emulator-jit.md).
+
 The watchdog (gputwin/emu/watchdog.py): each wave counts the instructions it executes (WaveGroup.insts);
 a group stops exactly when one of its waves reaches the per-wave budget. The wall clock is read when a
 group starts running and every CHECK_EVERY steps of it, so short and long groups alike are covered.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections import OrderedDict
 import sys
 import threading
 import time
@@ -26,10 +27,11 @@ from . import codegen, ops, region
 HOT = 256                  # back-edge executions (per Program and branch) before a loop is compiled
 PER_CALL = 1 << 22         # wave-instructions one native call may run: the wall clock is read between calls
 MIN_PER_WAVE = 1 << 12
+MAX_CACHED = 256           # compiled regions kept process-wide (installed ones live on with their Program)
 EXEC = codegen.EXEC
 
 _LOCK = threading.Lock()   # llvmlite objects are not safe to share across threads
-_COMPILED: dict = {}
+_COMPILED: "OrderedDict[tuple, Compiled]" = OrderedDict()
 _warned: set[str] = set()
 compile_seconds: list[float] = []   # per compiled region (bench/bench_emu.py reports them)
 
@@ -106,6 +108,10 @@ def compiled(insts: dict, header: int, wave64: bool) -> Compiled:
         ir, layout = codegen.render(insts, header, wave64, "region")
         code = _COMPILED[key] = Compiled(ir, layout)
         compile_seconds.append(time.perf_counter() - t)
+        if len(_COMPILED) > MAX_CACHED:
+            _COMPILED.popitem(last=False)
+    else:
+        _COMPILED.move_to_end(key)
     return code
 
 
