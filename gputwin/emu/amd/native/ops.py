@@ -218,12 +218,10 @@ def _v_bfe_u32(b, x, y, z):
     return _lo(b, b.op(f"and {b.W} {b.op(f'lshr {b.W} {_wide(b, x)}, {off}')}, {mask}"))
 
 
-def _chain(*pats):
+def _chain(first, second):
     """Three-source ops as two IR steps: first(x, y) then second(that, z)."""
-    first, second = pats
-
     def f(b, x, y, z):
-        t = b.op(first.format(V=b.V, x=x, y=y, m=b.splat(31)))
+        t = b.op(first.format(V=b.V, x=x, y=y))
         return b.op(second.format(V=b.V, t=t, z=z))
     return f
 
@@ -271,22 +269,16 @@ for _t, _s, _w in (("u32", "u", 0), ("i32", "s", 0), ("u64", "u", 1), ("i64", "s
 
 
 def carry_op(b, sub, x, y, cin):
-    """(result, carry-or-borrow mask) of x + y (+ cin) or x - y (- cin), as the numpy tier computes them."""
-    if not sub:
-        r = b.op(f"add {b.V} {x}, {y}")
-        carry = b.op(f"icmp ult {b.V} {r}, {x}")
-        if cin is not None:
-            full = b.op(f"icmp eq {b.V} {r}, {b.splat(0xFFFFFFFF)}")
-            carry = b.op(f"or {b.M} {carry}, {b.op(f'and {b.M} {cin}, {full}')}")
-            r = b.op(f"add {b.V} {r}, {b.op(f'zext {b.M} {cin} to {b.V}')}")
-        return r, carry
-    r = b.op(f"sub {b.V} {x}, {y}")
-    borrow = b.op(f"icmp ult {b.V} {x}, {y}")
+    """(result, carry-or-borrow mask) of x + y (+ cin) or x - y (- cin), as the numpy tier computes them:
+    the carry-in wraps a second time only where the first step left all ones (add) or 0 (sub)."""
+    ar = "sub" if sub else "add"
+    r = b.op(f"{ar} {b.V} {x}, {y}")
+    out = b.op(f"icmp ult {b.V} {x}, {y}") if sub else b.op(f"icmp ult {b.V} {r}, {x}")
     if cin is not None:
-        same = b.op(f"icmp eq {b.V} {x}, {y}")
-        borrow = b.op(f"or {b.M} {borrow}, {b.op(f'and {b.M} {cin}, {same}')}")
-        r = b.op(f"sub {b.V} {r}, {b.op(f'zext {b.M} {cin} to {b.V}')}")
-    return r, borrow
+        edge = b.op(f"icmp eq {b.V} {r}, {b.splat(0 if sub else 0xFFFFFFFF)}")
+        out = b.op(f"or {b.M} {out}, {b.op(f'and {b.M} {cin}, {edge}')}")
+        r = b.op(f"{ar} {b.V} {r}, {b.op(f'zext {b.M} {cin} to {b.V}')}")
+    return r, out
 
 
 VALU_OPS = set(VALU32) | set(VALU64_SHIFT) | set(CARRY) | set(VCMP) | {"v_cndmask_b32", "v_mad_u64_u32"}
