@@ -90,7 +90,7 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
     sg[:16] = np.where(rng.integers(0, 2, (16, n)) == 1, rng.integers(0, 1 << 32, (16, n), dtype=np.uint64),
                        rng.choice(special, (16, n)))
     sg[106:108] = rng.integers(0, 1 << 32, (2, n), dtype=np.uint64)
-    sg[20] = rng.integers(1, 6, n)                   # the loop counter: each wave its own trip count
+    sg[20] = rng.integers(2, 7, n)                   # the loop counter: each wave its own trip count
     exec_mask = rng.integers(0, 4, (n, lanes)) > 0
     exec_mask[0] = True
     if n > 1:
@@ -109,7 +109,9 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
     return fast
 
 
-LOOP = "loop:\n{body}\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop"
+# enter at the loop test, so the first back-edge (which compiles the loop) comes before any body instruction and
+# every body instruction runs natively (the numpy tier's EXEC-inert skip would count other per-wave totals)
+LOOP = "s_branch next\nloop:\n{body}\nnext:\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop"
 
 
 # --- random programs over the native set --------------------------------------------------------------------
@@ -272,3 +274,16 @@ def test_loops_with_memory_are_left_to_the_numpy_tier(native_runs, monkeypatch):
     k(cv, av, bv, n, grid=(n // 16, n // 16, 1), block=(16, 16, 1))
     assert not native_runs                 # the k-loop loads memory: no region
     np.testing.assert_allclose(arena.array(cv, np.float32, n * n).reshape(n, n), a @ b, rtol=1e-5)
+
+
+def test_waves_stopped_by_the_per_call_cap_resume_mid_loop(native_runs, monkeypatch):
+    # a call runs at most 3 instructions a wave: waves leave the region anywhere in the body, the numpy tier
+    # carries them to the header, the native tier takes them again; bits and counts still agree
+    for seed in range(3):
+        _differential(LOOP.format(body=EDGES[1]), seed, n=4)
+    free = len(native_runs)
+    monkeypatch.setattr(tier, "PER_CALL", 1)
+    monkeypatch.setattr(tier, "MIN_PER_WAVE", 3)
+    for seed in range(3):
+        _differential(LOOP.format(body=EDGES[1]), seed, n=4)
+    assert len(native_runs) - free > free

@@ -56,7 +56,7 @@ class Native:
     def run(self, g, budget: np.ndarray):
         """Run every wave of `g` from its PC (the header) until it leaves the region or spends its budget.
         Returns (instructions per wave, exit pc per wave, lane-ops)."""
-        return self.code.run(g, np.minimum(budget, max(PER_CALL // max(g.n, 1), MIN_PER_WAVE)))
+        return self.code.run(g, np.clip(budget, 0, max(PER_CALL // max(g.n, 1), MIN_PER_WAVE)))
 
 
 class Compiled:
