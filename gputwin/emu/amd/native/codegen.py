@@ -339,21 +339,19 @@ def _function(b: _Builder, lay: Layout, header: int, name: str) -> str:
     head += [f"  %v{r} = alloca {V}, align 4" for r in lay.vgprs]
     head += ["  br label %wloop", "wloop:", "  %w = phi i64 [0, %entry], [%w1, %wave_end]",
              "  %more = icmp ult i64 %w, %n", "  br i1 %more, label %wstart, label %done", "wstart:"]
-    # row k of wave w is element k*n + w
-    body_pre = []
+    # SGPR row k of wave w is element k*n + w of sbuf; VGPR k of wave w starts at element (k*n + w)*L of vbuf
     for k, i in enumerate(lay.sgprs):
-        body_pre += [f"  %wn{k}.0 = mul i64 %n, {k}", f"  %wn{k} = add i64 %wn{k}.0, %w",
-                     f"  %spw{i} = getelementptr i32, ptr %sbuf, i64 %wn{k}",
-                     f"  %sl{i} = load i32, ptr %spw{i}", f"  store i32 %sl{i}, ptr %s{i}"]
+        head += [f"  %wn{k}.0 = mul i64 %n, {k}", f"  %wn{k} = add i64 %wn{k}.0, %w",
+                 f"  %spw{i} = getelementptr i32, ptr %sbuf, i64 %wn{k}",
+                 f"  %sl{i} = load i32, ptr %spw{i}", f"  store i32 %sl{i}, ptr %s{i}"]
     for k, r in enumerate(lay.vgprs):
-        body_pre += [f"  %vo{r}.0 = mul i64 %n, {k}", f"  %vo{r}.1 = add i64 %vo{r}.0, %w",
-                     f"  %vo{r} = mul i64 %vo{r}.1, {L}", f"  %vpw{r} = getelementptr i32, ptr %vbuf, i64 %vo{r}",
-                     f"  %vl{r} = load {V}, ptr %vpw{r}, align 4", f"  store {V} %vl{r}, ptr %v{r}"]
-    body_pre += ["  %sccp = getelementptr i8, ptr %sccbuf, i64 %w", "  %scc8 = load i8, ptr %sccp",
+        head += [f"  %vo{r}.0 = mul i64 %n, {k}", f"  %vo{r}.1 = add i64 %vo{r}.0, %w",
+                 f"  %vo{r} = mul i64 %vo{r}.1, {L}", f"  %vpw{r} = getelementptr i32, ptr %vbuf, i64 %vo{r}",
+                 f"  %vl{r} = load {V}, ptr %vpw{r}, align 4", f"  store {V} %vl{r}, ptr %v{r}"]
+    head += ["  %sccp = getelementptr i8, ptr %sccbuf, i64 %w", "  %scc8 = load i8, ptr %sccp",
                  "  %scc1 = icmp ne i8 %scc8, 0", "  store i1 %scc1, ptr %scc",
                  "  %cntp = getelementptr i64, ptr %cntbuf, i64 %w", "  %budget = load i64, ptr %cntp",
                  "  store i64 0, ptr %cnt", "  store i64 0, ptr %lanes", f"  br label %i{header}"]
-    head = head[:head.index("wstart:") + 1] + body_pre
     tail = ["wave_end:"]
     for i in lay.sgprs_written:
         tail += [f"  %so{i} = load i32, ptr %s{i}", f"  store i32 %so{i}, ptr %spw{i}"]
