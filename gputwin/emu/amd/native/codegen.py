@@ -349,9 +349,9 @@ def _function(b: _Builder, lay: Layout, header: int, name: str) -> str:
                  f"  %vo{r} = mul i64 %vo{r}.1, {L}", f"  %vpw{r} = getelementptr i32, ptr %vbuf, i64 %vo{r}",
                  f"  %vl{r} = load {V}, ptr %vpw{r}, align 4", f"  store {V} %vl{r}, ptr %v{r}"]
     head += ["  %sccp = getelementptr i8, ptr %sccbuf, i64 %w", "  %scc8 = load i8, ptr %sccp",
-                 "  %scc1 = icmp ne i8 %scc8, 0", "  store i1 %scc1, ptr %scc",
-                 "  %cntp = getelementptr i64, ptr %cntbuf, i64 %w", "  %budget = load i64, ptr %cntp",
-                 "  store i64 0, ptr %cnt", "  store i64 0, ptr %lanes", f"  br label %i{header}"]
+             "  %scc1 = icmp ne i8 %scc8, 0", "  store i1 %scc1, ptr %scc",
+             "  %cntp = getelementptr i64, ptr %cntbuf, i64 %w", "  %budget = load i64, ptr %cntp",
+             "  store i64 0, ptr %cnt", "  store i64 0, ptr %lanes", f"  br label %i{header}"]
     tail = ["wave_end:"]
     for i in lay.sgprs_written:
         tail += [f"  %so{i} = load i32, ptr %s{i}", f"  store i32 %so{i}, ptr %spw{i}"]
