@@ -111,6 +111,8 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
 
 # enter at the loop test, so the first back-edge (which compiles the loop) comes before any body instruction and
 # every body instruction runs natively (the numpy tier's EXEC-inert skip would count other per-wave totals)
+SAVEEXEC_STEMS = [f"{stem}_saveexec" for stem in ("and", "or", "xor", "nand", "nor", "xnor", "and_not0", "and_not1",
+                                                  "or_not0", "or_not1")] + ["and_not0_wrexec", "and_not1_wrexec"]
 LOOP = "s_branch next\nloop:\n{body}\nnext:\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop"
 
 
@@ -148,7 +150,11 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"{r.choice(['s_and_b64', 's_or_b64', 's_xor_b64', 's_and_not1_b64', 's_cselect_b64'])} {spair()}, {spair()}, {spair()}",  # noqa: E501
         lambda: f"{r.choice(['s_mov_b64', 's_not_b64'])} {spair()}, {spair()}",
         lambda: f"s_cmp_{r.choice(['eq', 'lg'])}_u64 {spair()}, {spair()}",
-        lambda: f"s_{r.choice(['and', 'or', 'xor', 'and_not1', 'or_not0', 'nand'])}_saveexec_{b} {mask()}, {mask()}",
+        lambda: f"s_{r.choice(SAVEEXEC_STEMS)}_{b} {mask()}, {mask()}",
+        lambda: f"{r.choice(['s_lshl1_add_u32', 's_lshl3_add_u32', 's_lshl4_add_u32'])} {S()}, {s_src()}, {S()}",
+        lambda: f"s_bcnt1_i32_b64 {S()}, {spair()}",
+        lambda: f"s_cmov_b64 {spair()}, {spair()}",
+        lambda: f"v_cmpx_{r.choice(['lt', 'ne', 'ge'])}_{r.choice(['u32', 'i32'])}_e64 {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
         lambda: f"s_or_{b} {exe}, {exe}, {mask()}",
         lambda: f"s_mov_b32 {S()}, {r.choice(['exec_lo', 'vcc_lo', 'scc'])}",
     ]
