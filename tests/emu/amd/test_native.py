@@ -121,7 +121,7 @@ def _program(r: random.Random, wave64: bool) -> str:
     V = lambda: f"v{r.randrange(8)}"                                             # noqa: E731
     S = lambda: f"s{r.randrange(16)}"                                            # noqa: E731
     C = lambda: r.choice(["0", "1", "31", "32", "33", "63", "64", "-1", "-16", "0.5", "-4.0"])  # noqa: E731
-    LIT = lambda: r.choice(["0x80000000", "0x7fffffff", "0xfffffffe", "12345", "0x1f"])  # noqa: E731
+    LIT = lambda: r.choice(["0x80000000", "0x7fffffff", "0xfffffffe", "12345", "0x1f", "0x50003", "0x2a0011"])  # noqa: E731,E501
     any_src = lambda: r.choice([V, S, C, LIT])()                                 # noqa: E731
     s_src = lambda: r.choice([S, S, C, LIT])()                                   # noqa: E731
     vop3_src = lambda: r.choice([V, V, C])()                                     # noqa: E731
@@ -153,6 +153,11 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"s_{r.choice(SAVEEXEC_STEMS)}_{b} {mask()}, {mask()}",
         lambda: f"{r.choice(['s_lshl1_add_u32', 's_lshl3_add_u32', 's_lshl4_add_u32'])} {S()}, {s_src()}, {S()}",
         lambda: f"s_bcnt1_i32_b64 {S()}, {spair()}",
+        lambda: f"{r.choice(['s_movk_i32', 's_cmovk_i32', 's_addk_i32', 's_mulk_i32'])} {S()}, {r.choice(['5', '0x7fff', '-3', '-32768'])}",  # noqa: E501
+        lambda: f"s_cmpk_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_i32 {S()}, {r.choice(['5', '-3', '0x7fff'])}",
+        lambda: f"s_cmpk_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_u32 {S()}, {r.choice(['5', '0xffff', '0x8000'])}",
+        lambda: f"{r.choice(['s_bfe_u32', 's_bfe_i32'])} {S()}, {r.choice([S, C])()}, {r.choice([S, LIT])()}",
+        lambda: f"{r.choice(['s_lshl_b64', 's_lshr_b64', 's_ashr_i64'])} {spair()}, {spair()}, {r.choice([S, C])()}",
         lambda: f"s_cmov_b64 {spair()}, {spair()}",
         lambda: f"v_cmpx_{r.choice(['lt', 'ne', 'ge'])}_{r.choice(['u32', 'i32'])}_e64 {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
         lambda: f"s_or_{b} {exe}, {exe}, {mask()}",

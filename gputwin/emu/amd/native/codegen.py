@@ -220,6 +220,15 @@ def _salu(b: _Builder, inst) -> None:
         (b.sset64 if wd else b.sset)(o["sdst"].index, d)
         if c is not None:
             b.set_scc(c)
+    elif name in ops.SOPK:
+        imm = (inst.simm16 or 0) & 0xFFFF
+        k = imm if name.endswith("_u32") else ((imm ^ 0x8000) - 0x8000) & 0xFFFFFFFF
+        dst = o["sdst"].index
+        d, c = ops.SOPK[name](b, b.sget(dst), str(k), b.scc() if name == "s_cmovk_i32" else None)
+        if d is not None:
+            b.sset(dst, d)
+        if c is not None:
+            b.set_scc(c)
     elif name in ops.CMOV:
         w = ops.CMOV[name]
         t = "i64" if w else "i32"
@@ -363,5 +372,6 @@ def _function(b: _Builder, lay: Layout, header: int, name: str) -> str:
              "  %xo = load i64, ptr %xpc", "  %xpcp = getelementptr i64, ptr %xpcbuf, i64 %w", "  store i64 %xo, ptr %xpcp",
              "  %lo = load i64, ptr %lanes", "  %lp = getelementptr i64, ptr %lanebuf, i64 %w", "  store i64 %lo, ptr %lp",
              "  %w1 = add i64 %w, 1", "  br label %wloop", "done:", "  ret void", "}",
-             "declare i32 @llvm.ctpop.i32(i32)", "declare i64 @llvm.ctpop.i64(i64)"]
+             "declare i32 @llvm.ctpop.i32(i32)", "declare i64 @llvm.ctpop.i64(i64)",
+             "declare i32 @llvm.umin.i32(i32, i32)", "declare i64 @llvm.umax.i64(i64, i64)"]
     return "\n".join(head + b.lines + tail) + "\n"

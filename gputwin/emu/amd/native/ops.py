@@ -70,6 +70,32 @@ def _lshl_add(k):
     return f
 
 
+def _shift64(b, kind, x, y):
+    n = b.op(f"zext i32 {b.op(f'and i32 {y}, 63')} to i64")
+    d = b.op(f"{kind} i64 {x}, {n}")
+    return d, _nz(b, d, "i64")
+
+
+def _s_bfe(b, x, y, signed):
+    """salu._bfe for 32 bits: offset y[4:0], width y[22:16] (at most 64), sign-extended from the width."""
+    off = b.op(f"zext i32 {b.op(f'and i32 {y}, 31')} to i64")
+    width = b.op(f"and i32 {b.op(f'lshr i32 {y}, 16')}, 127")
+    w = b.op(f"zext i32 {b.op(f'call i32 @llvm.umin.i32(i32 {width}, i32 64)')} to i64")
+    full = b.op(f"icmp uge i64 {w}, 64")
+    one = b.op(f"shl i64 1, {b.op(f'and i64 {w}, 63')}")
+    mask = b.op(f"select i1 {full}, i64 -1, i64 {b.op(f'sub i64 {one}, 1')}")
+    wide = b.op(f"zext i32 {x} to i64")
+    t = b.op(f"and i64 {b.op(f'lshr i64 {wide}, {off}')}, {mask}")
+    if signed:
+        top = b.op(f"sub i64 {b.op(f'call i64 @llvm.umax.i64(i64 {w}, i64 1)')}, 1")
+        sign = b.op(f"trunc i64 {b.op(f'lshr i64 {t}, {top}')} to i1")
+        sign = b.op(f"and i1 {sign}, {b.op(f'icmp ne i64 {w}, 0')}")
+        ext = b.op(f"or i64 {t}, {b.op(f'xor i64 {mask}, -1')}")
+        t = b.op(f"select i1 {sign}, i64 {ext}, i64 {t}")
+    d = b.op(f"trunc i64 {t} to i32")
+    return d, _nz(b, d)
+
+
 def _mul_hi_u32(b, x, y, scc=None):
     w = b.op(f"mul i64 {b.op(f'zext i32 {x} to i64')}, {b.op(f'zext i32 {y} to i64')}")
     return b.op(f"trunc i64 {b.op(f'lshr i64 {w}, 32')} to i32"), None
@@ -111,6 +137,11 @@ SOP2 = {
     "s_mul_i32": (0, 0, 0, lambda b, x, y, s: (b.op(f"mul i32 {x}, {y}"), None)),
     "s_mul_hi_u32": (0, 0, 0, _mul_hi_u32),
     **{f"s_lshl{k}_add_u32": (0, 0, 0, _lshl_add(k)) for k in (1, 2, 3, 4)},
+    "s_lshl_b64": (1, 0, 1, lambda b, x, y, s: _shift64(b, "shl", x, y)),
+    "s_lshr_b64": (1, 0, 1, lambda b, x, y, s: _shift64(b, "lshr", x, y)),
+    "s_ashr_i64": (1, 0, 1, lambda b, x, y, s: _shift64(b, "ashr", x, y)),
+    "s_bfe_u32": (0, 0, 0, lambda b, x, y, s: _s_bfe(b, x, y, False)),
+    "s_bfe_i32": (0, 0, 0, lambda b, x, y, s: _s_bfe(b, x, y, True)),
 }
 for _stem in ("and", "or", "xor", "and_not1", "or_not1", "nand", "nor", "xnor"):
     SOP2[f"s_{_stem}_b32"] = (0, 0, 0, _logic(_stem, "i32"))
@@ -147,6 +178,17 @@ SOP1 = {
     "s_bcnt1_i32_b32": (0, 0, _bcnt1("i32")), "s_bcnt1_i32_b64": (1, 0, _bcnt1("i64")),
 }
 CMOV = {"s_cmov_b32": 0, "s_cmov_b64": 1}
+# SOPK (16-bit immediate K, sign-extended unless the compare is unsigned): name -> fn(b, sdst value, K, scc)
+# returning (new sdst or None, scc or None)
+SOPK = {
+    "s_movk_i32": lambda b, d, k, s: (k, None),
+    "s_cmovk_i32": lambda b, d, k, s: (b.op(f"select i1 {s}, i32 {k}, i32 {d}"), None),
+    "s_addk_i32": lambda b, d, k, s: _s_add_i32(b, d, k, s),
+    "s_mulk_i32": lambda b, d, k, s: (b.op(f"mul i32 {d}, {k}"), None),
+}
+for _c, _p in _PRED.items():
+    SOPK[f"s_cmpk_{_c}_u32"] = lambda b, d, k, s, p=_p.format(s="u"): (None, b.op(f"icmp {p} i32 {d}, {k}"))
+    SOPK[f"s_cmpk_{_c}_i32"] = lambda b, d, k, s, p=_p.format(s="s"): (None, b.op(f"icmp {p} i32 {d}, {k}"))
 
 # saveexec family: stem -> new EXEC from (src s, old exec e) as IR
 _SAVE = {
@@ -173,7 +215,7 @@ def saveexec_value(b, pat, t, s, e):
 
 BRANCHES = {"s_branch": None, "s_cbranch_scc0": "scc0", "s_cbranch_scc1": "scc1", "s_cbranch_vccz": "vccz",
             "s_cbranch_vccnz": "vccnz", "s_cbranch_execz": "execz", "s_cbranch_execnz": "execnz"}
-NOPS = {"s_nop", "s_delay_alu", "s_clause", "s_set_inst_prefetch_distance"}
+NOPS = {"s_nop", "s_delay_alu", "s_clause", "s_set_inst_prefetch_distance", "s_waitcnt", "s_waitcnt_depctr"}
 
 # --- VALU (vector values: V is the <L x i32> type name, W the <L x i64> one) ---------------------------
 
@@ -282,7 +324,7 @@ def carry_op(b, sub, x, y, cin):
 
 
 VALU_OPS = set(VALU32) | set(VALU64_SHIFT) | set(CARRY) | set(VCMP) | {"v_cndmask_b32", "v_mad_u64_u32"}
-SALU_OPS = set(SOP2) | set(SOPC) | set(SOP1) | set(CMOV) | set(SAVEEXEC)
+SALU_OPS = set(SOP2) | set(SOPC) | set(SOP1) | set(CMOV) | set(SAVEEXEC) | set(SOPK)
 
 
 def scalar_widths(name: str) -> tuple[int, int, int]:
@@ -293,5 +335,7 @@ def scalar_widths(name: str) -> tuple[int, int, int]:
         return (SOPC[name][0],) * 2 + (0,)
     if name in SOP1:
         return SOP1[name][0], 0, SOP1[name][1]
+    if name in SOPK:
+        return 0, 0, 0
     w = CMOV[name] if name in CMOV else SAVEEXEC[name][0]
     return w, 0, w

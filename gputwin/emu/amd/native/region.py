@@ -17,7 +17,7 @@ from .codegen import EXEC, NULL, SCC, EXECZ, VCCZ, branch_target
 
 MAX_REGION = 1024          # instructions: beyond this the loop is not the small hot kernel this is for
 _VALU_ENCODINGS = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD")
-_SCALAR_ENCODINGS = ("SOP1", "SOP2", "SOPC")
+_SCALAR_ENCODINGS = ("SOP1", "SOP2", "SOPC", "SOPK")
 _NOPS = ops.NOPS | gfx12.NOPS
 
 
