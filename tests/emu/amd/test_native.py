@@ -3,6 +3,8 @@
 Every test compiles its loops at the first back-edge (tier.HOT = 1) and checks the tier really ran."""
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 
 import numpy as np
@@ -17,9 +19,8 @@ from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.watchdog import Watchdog
 from gputwin.errors import GpuHang
-from tests.emu.amd.helpers import FIXTURES, make_ctx
-
 from gputwin.emu.amd.standalone import Arena, load_kernel
+from tests.emu.amd.helpers import FIXTURES, make_ctx
 
 
 @pytest.fixture
@@ -36,24 +37,31 @@ def native_runs(monkeypatch):
     return calls
 
 
+@contextlib.contextmanager
+def _jit_env(value):
+    old = os.environ.get("GPUTWIN_JIT")
+    os.environ["GPUTWIN_JIT"] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["GPUTWIN_JIT"]
+        else:
+            os.environ["GPUTWIN_JIT"] = old
+
+
 def _run(text, *, n, wave64, sgprs, vgprs, exec_mask, scc, jit, arch="gfx1100", watchdog_insts=None):
     """Run assembled `text` + s_endpgm on one group of n waves; (final group in wave order, executor)."""
-    import os
     lanes = 64 if wave64 else 32
     ctx = make_ctx(lanes=lanes, nwg=n)
     g = WaveGroup(ctx, np.arange(n), np.arange(n), wave64=wave64, mode=0, pc=0)
-    g.set_exec(exec_mask)
     g.s[:] = sgprs
     g.set_exec(exec_mask)
     for r, v in vgprs.items():
         g.put_vgpr(r, np.array(v, np.uint32))
     g.scc = scc.copy()
-    old = os.environ.get("GPUTWIN_JIT")
-    os.environ["GPUTWIN_JIT"] = "strict" if jit else "0"
-    try:
+    with _jit_env("strict" if jit else "0"):            # read when the Program is made
         prog = Program(assemble(text + "\ns_endpgm\n", arch, wave64), arch, wave64=wave64)
-    finally:
-        os.environ["GPUTWIN_JIT"] = old if old is not None else "strict"
     assert (prog.loops is not None) == jit
     ended = []
     ex = Executor(ctx, prog, Watchdog(30.0, watchdog_insts), on_end=ended.append)
