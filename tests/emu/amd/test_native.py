@@ -306,3 +306,29 @@ def test_waves_stopped_by_the_per_call_cap_resume_mid_loop(native_runs, monkeypa
     for seed in range(3):
         _differential(LOOP.format(body=EDGES[1]), seed, n=4)
     assert len(native_runs) - free > free
+
+
+def test_a_compile_failure_raises_in_strict_mode_and_otherwise_falls_back_once(monkeypatch, capsys):
+    monkeypatch.setattr(tier, "HOT", 1)
+    monkeypatch.setattr(tier, "_COMPILED", tier.OrderedDict())
+    monkeypatch.setattr(tier, "_warned", set())
+
+    def broken(ir, layout):
+        raise RuntimeError("LLVM said no")
+    monkeypatch.setattr(tier, "Compiled", broken)
+    text = "s_mov_b32 s0, 5\nloop:\ns_sub_u32 s0, s0, 1\ns_cmp_lg_u32 s0, 0\ns_cbranch_scc1 loop"
+    state = dict(n=1, wave64=False, sgprs=np.zeros((128, 1), np.uint32), vgprs={}, exec_mask=np.ones((1, 32), bool),
+                 scc=np.zeros(1, bool))
+    monkeypatch.setenv("GPUTWIN_JIT", "strict")
+    with pytest.raises(RuntimeError, match="LLVM said no"):
+        _run(text, jit=True, **state)
+    monkeypatch.setenv("GPUTWIN_JIT", "1")
+    for _ in range(2):
+        prog = Program(assemble(text + "\ns_endpgm\n", "gfx1100"), "gfx1100")
+        ex = Executor(make_ctx(), prog, Watchdog(30.0))
+        g = WaveGroup(ex.ctx, np.arange(1), np.arange(1), wave64=False, mode=0, pc=0)
+        g.set_exec(np.ones((1, 32), bool))
+        ex.run([g])
+        assert ex.wave_insts == 1 + 3 * 5 + 1            # the numpy tier ran the loop
+    err = capsys.readouterr().err
+    assert err.count("native tier: compiling the loop at code offset 0x4 failed (LLVM said no)") == 1
