@@ -5,7 +5,8 @@ work-item per output, (c) an LDS tree reduction, (d) a divergent loop: Collatz s
 waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count; (e) scratch
 stores and loads of 64K lanes in emulator memory and in a driver-style backing (the hardware's swizzled
 layout); and the first-dispatch latency of a never-seen kernel (decode + handler build included), in this process and in
-a fresh one. Kernels are the committed fixtures in fixtures/amd/cl/.
+a fresh one. Kernels are the committed fixtures in fixtures/amd/cl/. The divergent loop runs on the native tier
+(docs/emulator-jit.md) once its loop is hot: the untimed first call compiles it.
 """
 from __future__ import annotations
 
@@ -142,6 +143,10 @@ def main():
         print(f"{label}: {c.wave_insts / t / 1e6:.2f} M wave-insts/s")
         print(f"{label}: {c.lane_ops / t / 1e6:.1f} M lane-ops/s")
         print(f"{label}: {t * 1e3:.1f} ms")
+    from gputwin.emu.amd.native import tier
+    if tier.compile_seconds:
+        print(f"native tier compile: {1e3 * sum(tier.compile_seconds) / len(tier.compile_seconds):.0f} ms per loop "
+              f"region ({len(tier.compile_seconds)} compiled, outside the timed runs)")
     print(f"first dispatch latency: {first_dispatch_latency() * 1e3:.1f} ms")
     print(f"first dispatch latency, fresh process: {cold_first_dispatch_latency() * 1e3:.1f} ms")
 

@@ -1,11 +1,15 @@
 """Suite-wide fixtures and markers: a per-test random generator, the `oracle` marker (tests/oracles.py),
 and `approx_model` for tests of approximate units against gputwin's model (docs/conformance.md)."""
+import os
 import zlib
 
 import numpy as np
 import pytest
 
 from tests.oracles import require_tools
+
+# the emulator's native tier (gputwin/emu/amd/native): a region that fails to compile is a bug, not a fall-back
+os.environ.setdefault("GPUTWIN_JIT", "strict")
 
 
 def pytest_configure(config):

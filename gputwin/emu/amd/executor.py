@@ -11,6 +11,9 @@ that spin on a flag another wave sets still make progress.
 s_barrier: a group parks after the barrier; the waves of a workgroup are released once every wave of it
 has either arrived or ended. All groups parked with nothing runnable is a deadlock -> GpuHang.
 
+A handler may return a Native control (native/tier.py): the group is at the header of a compiled loop;
+each wave runs through it on its own and the group splits by where the waves left it (docs/emulator-jit.md).
+
 The watchdog (gputwin/emu/watchdog.py): each wave counts the instructions it executes (WaveGroup.insts);
 a group stops exactly when one of its waves reaches the per-wave budget. The wall clock is read when a
 group starts running and every CHECK_EVERY steps of it, so short and long groups alike are covered.
@@ -22,7 +25,8 @@ import time
 import numpy as np
 
 from gputwin.emu.amd import sanitize
-from gputwin.emu.amd.control import BARRIER, END
+from gputwin.emu.amd.control import BARRIER, END, Diverge
+from gputwin.emu.amd.native.tier import Native
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.progress import Progress
 from gputwin.emu.watchdog import CHECK_EVERY, Watchdog
@@ -155,6 +159,21 @@ class Executor:
         self.wave_insts -= int(np.count_nonzero(taken)) * k
         return True
 
+    def _native(self, g: WaveGroup, native: Native, done: int):
+        """Run `g` (at a loop header) through a compiled region (native/tier.py); `done` instructions of
+        this turn are not yet in g.insts. Returns the scheduler's (Diverge, pc) or None (g.pc set)."""
+        counts, exit_pc, lanes = native.run(g, self.watchdog.wave_insts - done - g.insts)
+        g.insts += counts
+        total = int(counts.sum())
+        self.wave_insts += total
+        self.ctx.steps += total
+        self.lane_ops += lanes
+        to = Diverge.by_value(exit_pc)
+        if to.__class__ is int:
+            g.pc = to
+            return None
+        return (to, 0)
+
     def _run_group(self, g: WaveGroup, limit: int, quantum: int):
         """Step `g` until it must yield; returns None (passed `limit`), SPENT (ran `quantum` steps), END,
         BARRIER or (Diverge, fall-through pc). Raises _Stop at a watchdog limit."""
@@ -192,6 +211,10 @@ class Executor:
                         g.pc = st[1]
                         return BARRIER
                     pc = r
+                elif r.__class__ is Native:
+                    count -= 1                       # the region counts its first instruction itself
+                    lanes -= g.exec_count
+                    return self._native(g, r, count)
                 elif self._skip_inert(st, r):
                     pc = st[1]
                 else:

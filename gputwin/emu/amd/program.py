@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from gputwin.emu.amd import cdna3, gfx12, gpr_idx, lds, mubuf, salu, sanitize, smem, sopk, sopp, vmem
+from gputwin.emu.amd.native import tier
 from gputwin.errors import GpuFault, IllegalInstruction
 
 _VALU_ENCODINGS = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP"}
@@ -114,8 +115,9 @@ class Program:
         self.origin = None               # the mapping array live code was taken from (program_at)
         self._seen = b""                 # code bytes [0, len) as they were when last checked
         self._inert: dict[tuple[int, int], int | None] = {}
+        self.loops = tier.Loops(self) if tier.applies(arch, sanitize) else None   # hot loops -> native code
         for off, inst in insts or ():
-            self.steps[off] = (self._handler(inst), off + inst.size, inst)
+            self.steps[off] = (self._handler(inst, off), off + inst.size, inst)
 
     def step(self, pc: int):
         st = self.steps.get(pc)
@@ -163,11 +165,13 @@ class Program:
         except Exception as e:  # the decoder's own errors: report the raw bytes, never crash
             raw = bytes(self.code[pc:pc + 8]).hex()
             return (_raiser(IllegalInstruction(f"undecodable instruction bytes {raw}: {e}")), pc, None)
-        return (self._handler(inst), pc + inst.size, inst)
+        return (self._handler(inst, pc), pc + inst.size, inst)
 
-    def _handler(self, inst):
+    def _handler(self, inst, pc: int):
         h = build_handler(inst, self.arch)
-        return sanitize.wrap(inst, h, self.arch, self.wave64) if self.sanitize else h
+        if self.sanitize:
+            return sanitize.wrap(inst, h, self.arch, self.wave64)
+        return h if self.loops is None else self.loops.watch(pc, inst, h)
 
 
 _CACHE: "OrderedDict[tuple, Program]" = OrderedDict()

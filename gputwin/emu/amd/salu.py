@@ -140,13 +140,15 @@ def _lshl_add(k):
 
 # --- SOP2: name -> (wide_src0, wide_src1, wide_dst, fn(a, b, scc) -> (d, scc|None)) --------------------
 _SOP2 = {
-    "s_add_u32": (0, 0, lambda a, b, c: (a + b, (a.astype(U64) + b) > M32)),
-    "s_sub_u32": (0, 0, lambda a, b, c: (a - b, b > a)),
+    # ufuncs, not operators: on two constants (numpy scalars) an operator warns where it wraps
+    "s_add_u32": (0, 0, lambda a, b, c: (np.add(a, b), (a.astype(U64) + b) > M32)),
+    "s_sub_u32": (0, 0, lambda a, b, c: (np.subtract(a, b), b > a)),
     "s_add_i32": (0, 0, lambda a, b, c: add_i32(a, b)),
     "s_sub_i32": (0, 0, lambda a, b, c: _sub_i32(a, b)),
-    "s_addc_u32": (0, 0, lambda a, b, c: ((a + b + c.astype(U32)),
+    "s_addc_u32": (0, 0, lambda a, b, c: (np.add(np.add(a, b), c.astype(U32)),
                                           (a.astype(U64) + b + c.astype(U64)) > M32)),
-    "s_subb_u32": (0, 0, lambda a, b, c: (a - b - c.astype(U32), (b.astype(U64) + c.astype(U64)) > a)),
+    "s_subb_u32": (0, 0, lambda a, b, c: (np.subtract(np.subtract(a, b), c.astype(U32)),
+                                          (b.astype(U64) + c.astype(U64)) > a)),
     "s_min_i32": (0, 0, lambda a, b, c: (np.where(_i32(a) < _i32(b), a, b), _i32(a) < _i32(b))),
     "s_min_u32": (0, 0, lambda a, b, c: (np.where(a < b, a, b), a < b)),
     # MAX sets SCC only when the first input is strictly greater (the value is the same either way)
@@ -164,7 +166,7 @@ _SOP2 = {
                                           & M32).astype(U32), None)),
     "s_bfm_b64": (0, 0, lambda a, b, c: (((U64(1) << (a & U32(63)).astype(U64)) - U64(1)) << (b & U32(63)).astype(U64),
                                          None)),
-    "s_mul_i32": (0, 0, lambda a, b, c: (a * b, None)),
+    "s_mul_i32": (0, 0, lambda a, b, c: (np.multiply(a, b), None)),
     "s_mul_hi_u32": (0, 0, lambda a, b, c: (_mul_hi(a, b, False), None)),
     "s_mul_hi_i32": (0, 0, lambda a, b, c: (_mul_hi(a, b, True), None)),
     "s_bfe_u32": (0, 0, lambda a, b, c: _nzr(_bfe(a, b, 32, False))),

@@ -164,6 +164,14 @@ class WaveGroup:
             mask.flags.writeable = False
             self._unpacked_exec(mask)
 
+    def set_sgpr_rows(self, rows, values: np.ndarray) -> None:
+        """Write whole rows of the scalar operand space at once (rows < 128, NULL excluded; values (k, n));
+        lane masks and EXEC are re-derived as set_sgpr does for each."""
+        self.s[list(rows)] = values
+        self._masks.clear()
+        if EXEC in rows or EXEC + 1 in rows:
+            self.set_sgpr(EXEC, self.s[EXEC].copy())
+
     def sgpr64(self, index: int) -> np.ndarray:
         """uint64 (n,) value of the scalar pair starting at `index`."""
         if index == NULL:

@@ -1,0 +1,130 @@
+"""Which code the native tier may run: the instruction set S (ops.py) and the regions built from it.
+
+A region is every instruction in S reachable from a loop header through instructions in S; it must hold
+the loop's back-edge. Instructions outside S (memory, LDS, barriers, float math, anything with
+modifiers) are where waves leave it. Code in a region touches nothing but its own wave's registers, so
+running each wave through it on its own gives the same bits as the lock-step numpy tier.
+"""
+from __future__ import annotations
+
+from gputwin.emu.amd import gfx12
+from gputwin.emu.amd.scalar_ops import const_value
+from gputwin.emu.amd.valu.operands import inline_const
+from gputwin.errors import GpuFault
+
+from . import ops
+from .codegen import EXEC, NULL, SCC, EXECZ, VCCZ, branch_target
+
+MAX_REGION = 1024          # instructions: beyond this the loop is not the small hot kernel this is for
+_VALU_ENCODINGS = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD")
+_SCALAR_ENCODINGS = ("SOP1", "SOP2", "SOPC", "SOPK")
+_NOPS = ops.NOPS | gfx12.NOPS
+
+
+def as_native(inst, arch: str, wave64: bool):
+    """`inst` under its gfx11 name when the native tier runs it, else None."""
+    if inst is None:
+        return None
+    if arch in gfx12.ARCHES:
+        if inst.op in gfx12.NOPS:
+            return inst
+        try:
+            if gfx12.build(inst) is not None:       # gfx12's own semantics: the numpy tier's business
+                return None
+        except GpuFault:
+            return None
+        inst = gfx12.as_gfx11(inst)
+    enc, name = inst.encoding, inst.op
+    if enc == "SOPP":
+        return inst if name in _NOPS or name in ops.BRANCHES else None
+    if enc in _SCALAR_ENCODINGS:
+        return inst if name in ops.SALU_OPS and _scalar_ok(inst) else None
+    if enc in _VALU_ENCODINGS:
+        return inst if name in ops.VALU_OPS and _vector_ok(inst, wave64) else None
+    return None
+
+
+def _source_ok(op) -> bool:
+    if op.kind in ("sgpr", "literal", "imm"):
+        return True
+    if op.kind == "special":
+        return op.index in (SCC, EXECZ, VCCZ)
+    if op.kind == "const":
+        try:
+            const_value(op, False)
+            inline_const(op.index, "u32")
+        except GpuFault:
+            return False
+        return True
+    return False
+
+
+def _dst_ok(i: int, wide: bool) -> bool:
+    """A scalar destination: any SGPR slot; a 64-bit or (wave64) lane-mask one an aligned pair that does
+    not straddle M0 / EXEC."""
+    if i in (NULL, EXEC) or (not wide and i < 128):
+        return True
+    return i <= 106 and i % 2 == 0
+
+
+def _scalar_ok(inst) -> bool:
+    wide = ops.scalar_widths(inst.op)
+    for role, op in inst.operands.items():
+        if role == "sdst":
+            if op.kind != "sgpr" or not _dst_ok(op.index, wide[2]):
+                return False
+        elif not _source_ok(op) or (op.kind == "sgpr" and op.index >= 127 and wide[role == "src1"]):
+            return False
+    return True
+
+
+def _vector_ok(inst, wave64: bool) -> bool:
+    if inst.dpp is not None or inst.clamp or inst.omod or inst.extra or any(inst.abs) or any(inst.neg) \
+            or any(inst.op_sel):
+        return False
+    for role, op in inst.operands.items():
+        if role == "vdst":
+            if op.kind != "vgpr" or op.index + op.count > 256:
+                return False
+        elif role == "sdst":
+            if op.kind != "sgpr" or not _dst_ok(op.index, wave64):
+                return False
+        elif op.kind == "vgpr":
+            if op.index + op.count > 256:
+                return False
+        elif not _source_ok(op) or op.kind == "imm" or (op.kind == "sgpr" and op.index >= 127):
+            return False
+    return True
+
+
+def successors(pc: int, inst) -> list[int]:
+    nxt = pc + inst.size
+    if inst.op == "s_branch":
+        return [branch_target(pc, inst)]
+    if inst.op in ops.BRANCHES:
+        return [branch_target(pc, inst), nxt]
+    return [nxt]
+
+
+def find(program, header: int, back_edge: int) -> dict | None:
+    """The region {pc: gfx11 Inst} of the loop whose back-edge at `back_edge` jumps to `header`, or None
+    when the loop leaves S before its back-edge, is too big, or branches before the code."""
+    arch, wave64 = program.arch, program.wave64
+    insts: dict = {}
+    outside: set[int] = set()
+    todo = [header]
+    while todo:
+        pc = todo.pop()
+        if pc in insts or pc in outside:
+            continue
+        if pc < 0:
+            return None
+        inst = as_native(program.step(pc)[2], arch, wave64)
+        if inst is None:
+            outside.add(pc)
+            continue
+        insts[pc] = inst
+        if len(insts) > MAX_REGION:
+            return None
+        todo += successors(pc, inst)
+    return insts if back_edge in insts else None

@@ -1,0 +1,160 @@
+"""The native tier: hot loops of pure wave-local integer code run as machine code (docs/emulator-jit.md).
+
+Loops watches the back-edges of a Program (the only instructions it wraps); once one has run HOT times
+it finds the loop's region (region.py), compiles it (codegen.py, llvmlite, cached process-wide) and
+installs an entry step at the loop header whose handler returns a Native control. The executor hands
+such a control to Native.run with each wave's remaining instruction budget and accounts the counts
+it returns, so g.insts, wave_insts, lane_ops and steps are what the numpy tier reports for the same
+waves. GPUTWIN_JIT=0 turns the tier off; GPUTWIN_JIT=strict makes a compile failure raise (the test
+suite's setting) where production runs the numpy tier and says so once on stderr.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from collections import OrderedDict
+import sys
+import threading
+import time
+
+import numpy as np
+
+from gputwin.emu.amd import cdna3
+from gputwin.emu.amd.salu import set_scc
+
+from . import codegen, ops, region
+
+HOT = 256                  # back-edge executions (per Program and branch) before a loop is compiled
+PER_CALL = 1 << 22         # wave-instructions one native call may run: the wall clock is read between calls
+MIN_PER_WAVE = 1 << 12
+MAX_CACHED = 256           # compiled regions kept process-wide (installed ones live on with their Program)
+EXEC = codegen.EXEC
+
+_LOCK = threading.Lock()   # llvmlite objects are not safe to share across threads
+_COMPILED: "OrderedDict[tuple, Compiled]" = OrderedDict()
+_warned: set[str] = set()
+compile_seconds: list[float] = []   # per compiled region (bench/bench_emu.py reports them)
+
+
+def mode() -> str:
+    return os.environ.get("GPUTWIN_JIT", "1")
+
+
+def applies(arch: str, sanitize: bool) -> bool:
+    """Does the tier serve programs of this kind? (not gfx942, not under the memory sanitizer)"""
+    return mode() != "0" and arch != cdna3.ARCH and not sanitize
+
+
+class Native:
+    """A handler's control: run this compiled region for the group (the executor calls run())."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: "Compiled"):
+        self.code = code
+
+    def run(self, g, budget: np.ndarray):
+        """Run every wave of `g` from its PC (the header) until it leaves the region or spends its budget.
+        Returns (instructions per wave, exit pc per wave, lane-ops)."""
+        return self.code.run(g, np.clip(budget, 0, max(PER_CALL // max(g.n, 1), MIN_PER_WAVE)))
+
+
+class Compiled:
+    def __init__(self, ir: str, layout: codegen.Layout):
+        import llvmlite.binding as llvm
+        from gputwin.compiler.llvm import emit_object, new_target_machine
+        obj = emit_object(ir, "cpu")
+        with _LOCK:
+            tm = new_target_machine("cpu")     # the engine owns (and frees) its machine
+            mod = llvm.parse_assembly("")
+            mod.triple = llvm.get_process_triple()
+            self._engine = llvm.create_mcjit_compiler(mod, tm)
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self._engine.finalize_object()
+            addr = self._engine.get_function_address("region")
+        self.fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * 6)(addr)
+        self.layout = layout
+        lay = layout
+        self._s_rows = list(lay.sgprs)
+        self._s_out = [lay.sgprs.index(i) for i in lay.sgprs_written]
+        self._v_out = [(lay.vgprs.index(r), r) for r in lay.vgprs_written]
+
+    def run(self, g, budget: np.ndarray):
+        lay, n = self.layout, g.n
+        sbuf = g.s[self._s_rows]
+        vbuf = np.empty((len(lay.vgprs), n, g.lanes), np.uint32)
+        for k, r in enumerate(lay.vgprs):
+            vbuf[k] = g.vgpr(r)
+        scc = g.scc.astype(np.uint8)
+        count = np.array(budget, np.int64)
+        exit_pc, lanes = np.empty(n, np.int64), np.empty(n, np.int64)
+        self.fn(n, vbuf.ctypes.data, sbuf.ctypes.data, scc.ctypes.data, count.ctypes.data, exit_pc.ctypes.data,
+                lanes.ctypes.data)
+        if self._s_out:
+            g.set_sgpr_rows(lay.sgprs_written, sbuf[self._s_out])
+        for k, r in self._v_out:
+            g.put_vgpr(r, vbuf[k])
+        if lay.scc_written:
+            set_scc(g, scc.view(bool))
+        return count, exit_pc, int(lanes.sum())
+
+
+def compiled(insts: dict, header: int, wave64: bool) -> Compiled:
+    """The machine code for region `insts` entered at `header` (cached by its instructions)."""
+    key = (wave64, header, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
+    code = _COMPILED.get(key)
+    if code is None:
+        t = time.perf_counter()
+        ir, layout = codegen.render(insts, header, wave64, "region")
+        code = _COMPILED[key] = Compiled(ir, layout)
+        compile_seconds.append(time.perf_counter() - t)
+        if len(_COMPILED) > MAX_CACHED:
+            _COMPILED.popitem(last=False)
+    else:
+        _COMPILED.move_to_end(key)
+    return code
+
+
+class Loops:
+    """One Program's hot-loop watch: wraps its backward branches, compiles a loop once it is hot."""
+
+    def __init__(self, program):
+        self.program = program
+
+    def watch(self, pc: int, inst, handler):
+        """`handler`, counting its executions when `inst` is a backward branch."""
+        if inst is None or inst.encoding != "SOPP" or inst.op not in ops.BRANCHES:
+            return handler
+        target = codegen.branch_target(pc, inst)
+        if target > pc:
+            return handler
+        hits = 0
+
+        def counted(g):
+            nonlocal hits
+            hits += 1
+            if hits >= HOT:
+                self._heat(pc, target, handler)
+            return handler(g)
+        return counted
+
+    def _heat(self, pc: int, header: int, handler) -> None:
+        steps = self.program.steps
+        steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
+        insts = region.find(self.program, header, pc)
+        if insts is None:
+            return
+        try:
+            code = compiled(insts, header, self.program.wave64)
+        except Exception as e:  # noqa: BLE001 - a bug, but the numpy tier runs the same bits
+            if mode() == "strict":
+                raise
+            msg = f"gputwin: native tier: compiling the loop at code offset {header:#x} failed ({e}); " \
+                  f"running it on the numpy tier"
+            if msg not in _warned:
+                _warned.add(msg)
+                print(msg, file=sys.stderr)
+            return
+        entry = Native(code)
+        st = self.program.step(header)
+        steps[header] = (lambda g: entry,) + st[1:]

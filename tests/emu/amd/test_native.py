@@ -1,0 +1,334 @@
+"""The native tier (gputwin/emu/amd/native) against the numpy tier: same code, same bits, same counts.
+
+Every test compiles its loops at the first back-edge (tier.HOT = 1) and checks the tier really ran."""
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gputwin.emu.amd import program as program_mod
+from gputwin.emu.amd.executor import Executor
+from gputwin.emu.amd.isa.asm import assemble
+from gputwin.emu.amd.native import tier
+from gputwin.emu.amd.program import Program
+from gputwin.emu.amd.wave import WaveGroup
+from gputwin.emu.watchdog import Watchdog
+from gputwin.errors import GpuHang
+from gputwin.emu.amd.standalone import Arena, load_kernel
+from tests.emu.amd.helpers import FIXTURES, make_ctx
+
+
+@pytest.fixture
+def native_runs(monkeypatch):
+    """Compile at the first back-edge; count native calls (a list that grows with each)."""
+    monkeypatch.setattr(tier, "HOT", 1)
+    calls = []
+    run = tier.Native.run
+
+    def counted(self, g, budget):
+        calls.append(g.n)
+        return run(self, g, budget)
+    monkeypatch.setattr(tier.Native, "run", counted)
+    return calls
+
+
+@contextlib.contextmanager
+def _jit_env(value):
+    old = os.environ.get("GPUTWIN_JIT")
+    os.environ["GPUTWIN_JIT"] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["GPUTWIN_JIT"]
+        else:
+            os.environ["GPUTWIN_JIT"] = old
+
+
+def _run(text, *, n, wave64, sgprs, vgprs, exec_mask, scc, jit, arch="gfx1100", watchdog_insts=None):
+    """Run assembled `text` + s_endpgm on one group of n waves; (final group in wave order, executor)."""
+    lanes = 64 if wave64 else 32
+    ctx = make_ctx(lanes=lanes, nwg=n)
+    g = WaveGroup(ctx, np.arange(n), np.arange(n), wave64=wave64, mode=0, pc=0)
+    g.s[:] = sgprs
+    g.set_exec(exec_mask)
+    for r, v in vgprs.items():
+        g.put_vgpr(r, np.array(v, np.uint32))
+    g.scc = scc.copy()
+    with _jit_env("strict" if jit else "0"):            # read when the Program is made
+        prog = Program(assemble(text + "\ns_endpgm\n", arch, wave64), arch, wave64=wave64)
+    assert (prog.loops is not None) == jit
+    ended = []
+    ex = Executor(ctx, prog, Watchdog(30.0, watchdog_insts), on_end=ended.append)
+    ex.run([g])
+    final = WaveGroup.merge(ended)
+    return final.take(np.argsort(final.waves)), ex
+
+
+def _state(g):
+    regs = {r: np.asarray(g.vgpr(r)) for r in range(256)}
+    return g.s.copy(), regs, np.asarray(g.scc).copy(), np.asarray(g.exec).copy()
+
+
+def _assert_same(a, b):
+    sa, va, ca, ea = _state(a)
+    sb, vb, cb, eb = _state(b)
+    np.testing.assert_array_equal(sa, sb)
+    for r in va:
+        np.testing.assert_array_equal(va[r], vb[r], err_msg=f"v{r}")
+    np.testing.assert_array_equal(ca, cb)
+    np.testing.assert_array_equal(ea, eb)
+
+
+def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
+    """Run `text` on the native tier (one group of n waves), the numpy tier (the same group) and the numpy
+    tier wave by wave (each wave's own instruction count); every register, SCC, EXEC and count agree."""
+    rng = np.random.default_rng(seed)
+    lanes = 64 if wave64 else 32
+    special = np.array([0, 1, 31, 32, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)
+    pick = rng.integers(0, 2, (8, n, lanes)).astype(bool)
+    vg = {r: np.where(pick[r], rng.integers(0, 1 << 32, (n, lanes), dtype=np.uint64).astype(np.uint32),
+                      rng.choice(special, (n, lanes))) for r in range(8)}
+    sg = np.zeros((128, n), np.uint32)
+    sg[:16] = np.where(rng.integers(0, 2, (16, n)) == 1, rng.integers(0, 1 << 32, (16, n), dtype=np.uint64),
+                       rng.choice(special, (16, n)))
+    sg[106:108] = rng.integers(0, 1 << 32, (2, n), dtype=np.uint64)
+    sg[20] = rng.integers(2, 7, n)                   # the loop counter: each wave its own trip count
+    exec_mask = rng.integers(0, 4, (n, lanes)) > 0
+    exec_mask[0] = True
+    if n > 1:
+        exec_mask[1, : lanes // 2] = False
+    scc = rng.integers(0, 2, n).astype(bool)
+    kw = dict(wave64=wave64, arch=arch)
+    fast, ex_fast = _run(text, n=n, sgprs=sg, vgprs=vg, exec_mask=exec_mask, scc=scc, jit=True, **kw)
+    slow, ex_slow = _run(text, n=n, sgprs=sg, vgprs=vg, exec_mask=exec_mask, scc=scc, jit=False, **kw)
+    _assert_same(fast, slow)
+    assert (ex_fast.wave_insts, ex_fast.lane_ops) == (ex_slow.wave_insts, ex_slow.lane_ops)
+    assert ex_fast.ctx.steps == int(fast.insts.sum()) == ex_fast.wave_insts
+    for w in range(n):                                # per wave: the hardware's own count of its instructions
+        one, _ = _run(text, n=1, sgprs=sg[:, w:w + 1], vgprs={r: v[w:w + 1] for r, v in vg.items()},
+                      exec_mask=exec_mask[w:w + 1], scc=scc[w:w + 1], jit=False, **kw)
+        assert int(one.insts[0]) == int(fast.insts[w]), f"wave {w}"
+    return fast
+
+
+# enter at the loop test, so the first back-edge (which compiles the loop) comes before any body instruction and
+# every body instruction runs natively (the numpy tier's EXEC-inert skip would count other per-wave totals)
+SAVEEXEC_STEMS = [f"{stem}_saveexec" for stem in ("and", "or", "xor", "nand", "nor", "xnor", "and_not0", "and_not1",
+                                                  "or_not0", "or_not1")] + ["and_not0_wrexec", "and_not1_wrexec"]
+LOOP = "s_branch next\nloop:\n{body}\nnext:\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop"
+
+
+# --- random programs over the native set --------------------------------------------------------------------
+def _program(r: random.Random, wave64: bool) -> str:
+    V = lambda: f"v{r.randrange(8)}"                                             # noqa: E731
+    S = lambda: f"s{r.randrange(16)}"                                            # noqa: E731
+    C = lambda: r.choice(["0", "1", "31", "32", "33", "63", "64", "-1", "-16", "0.5", "-4.0"])  # noqa: E731
+    LIT = lambda: r.choice(["0x80000000", "0x7fffffff", "0xfffffffe", "12345", "0x1f", "0x50003", "0x2a0011"])  # noqa: E731,E501
+    any_src = lambda: r.choice([V, S, C, LIT])()                                 # noqa: E731
+    s_src = lambda: r.choice([S, S, C, LIT])()                                   # noqa: E731
+    vop3_src = lambda: r.choice([V, V, C])()                                     # noqa: E731
+    pair = lambda: (lambda k: f"v[{k}:{k + 1}]")(r.randrange(7))                 # noqa: E731
+    spair = lambda: (lambda k: f"s[{k}:{k + 1}]")(2 * r.randrange(8))            # noqa: E731
+    mask = (lambda: spair()) if wave64 else S
+    vcc, exe, b = ("vcc", "exec", "b64") if wave64 else ("vcc_lo", "exec_lo", "b32")
+    ops = [
+        lambda: f"{r.choice(['v_add_nc_u32', 'v_sub_nc_u32', 'v_subrev_nc_u32', 'v_and_b32', 'v_or_b32', 'v_xor_b32', 'v_lshlrev_b32', 'v_lshrrev_b32', 'v_ashrrev_i32', 'v_min_u32', 'v_max_u32', 'v_min_i32', 'v_max_i32'])} {V()}, {any_src()}, {V()}",  # noqa: E501
+        lambda: f"{r.choice(['v_mov_b32', 'v_not_b32'])} {V()}, {any_src()}",
+        lambda: f"{r.choice(['v_mul_lo_u32', 'v_mul_hi_u32', 'v_add_nc_u32_e64', 'v_lshlrev_b32_e64'])} {V()}, {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
+        lambda: f"{r.choice(['v_add3_u32', 'v_lshl_add_u32', 'v_bfe_u32', 'v_xad_u32', 'v_and_or_b32', 'v_or3_b32', 'v_lshl_or_b32'])} {V()}, {vop3_src()}, {vop3_src()}, {r.choice([V, C, S])()}",  # noqa: E501
+        lambda: f"v_mad_u64_u32 {pair()}, {r.choice(['null', mask()])}, {vop3_src()}, {vop3_src()}, {r.choice([pair, C])()}",  # noqa: E501
+        lambda: f"{r.choice(['v_lshlrev_b64', 'v_lshrrev_b64', 'v_ashrrev_i64'])} {pair()}, {r.choice([V, C, S])()}, {pair()}",  # noqa: E501
+        lambda: f"{r.choice(['v_add_co_u32', 'v_sub_co_u32', 'v_subrev_co_u32'])} {V()}, {r.choice([vcc, mask()])}, {vop3_src()}, {V()}",  # noqa: E501
+        lambda: f"{r.choice(['v_add_co_ci_u32_e32', 'v_sub_co_ci_u32_e32', 'v_subrev_co_ci_u32_e32'])} {V()}, {vcc}, {any_src()}, {V()}, {vcc}",  # noqa: E501
+        lambda: f"v_cndmask_b32_e32 {V()}, {any_src()}, {V()}, {vcc}",
+        lambda: f"v_cndmask_b32_e64 {V()}, {vop3_src()}, {V()}, {mask()}",
+        lambda: f"v_cmp_{r.choice(['lt', 'eq', 'le', 'gt', 'ne', 'ge', 'f', 't'])}_{r.choice(['u32', 'i32'])}_e32 {vcc}, {any_src()}, {V()}",  # noqa: E501
+        lambda: f"v_cmp_{r.choice(['lt', 'eq', 'gt', 'ne'])}_{r.choice(['u32', 'i32'])}_e64 {mask()}, {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
+        lambda: f"v_cmp_{r.choice(['lt', 'eq', 'ge'])}_{r.choice(['u64', 'i64'])}_e64 {mask()}, {pair()}, {pair()}",
+        lambda: f"v_cmpx_{r.choice(['lt', 'eq', 'le', 'gt', 'ne', 'ge'])}_{r.choice(['u32', 'i32'])}_e32 {any_src()}, {V()}",  # noqa: E501
+        lambda: f"{r.choice(['s_add_u32', 's_sub_u32', 's_add_i32', 's_sub_i32', 's_addc_u32', 's_subb_u32', 's_min_i32', 's_min_u32', 's_max_i32', 's_max_u32', 's_lshl_b32', 's_lshr_b32', 's_ashr_i32', 's_mul_i32', 's_mul_hi_u32', 's_and_b32', 's_or_b32', 's_xor_b32', 's_and_not1_b32', 's_or_not1_b32', 's_nand_b32', 's_nor_b32', 's_xnor_b32', 's_cselect_b32', 's_lshl2_add_u32'])} {S()}, {s_src()}, {r.choice([S, C])()}",  # noqa: E501
+        lambda: f"s_cmp_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_{r.choice(['u32', 'i32'])} {s_src()}, {r.choice([S, C])()}",  # noqa: E501
+        lambda: f"{r.choice(['s_mov_b32', 's_not_b32', 's_bcnt1_i32_b32', 's_cmov_b32'])} {S()}, {s_src()}",
+        lambda: f"{r.choice(['s_and_b64', 's_or_b64', 's_xor_b64', 's_and_not1_b64', 's_cselect_b64'])} {spair()}, {spair()}, {spair()}",  # noqa: E501
+        lambda: f"{r.choice(['s_mov_b64', 's_not_b64'])} {spair()}, {spair()}",
+        lambda: f"s_cmp_{r.choice(['eq', 'lg'])}_u64 {spair()}, {spair()}",
+        lambda: f"s_{r.choice(SAVEEXEC_STEMS)}_{b} {mask()}, {mask()}",
+        lambda: f"{r.choice(['s_lshl1_add_u32', 's_lshl3_add_u32', 's_lshl4_add_u32'])} {S()}, {s_src()}, {S()}",
+        lambda: f"s_bcnt1_i32_b64 {S()}, {spair()}",
+        lambda: f"{r.choice(['s_movk_i32', 's_cmovk_i32', 's_addk_i32', 's_mulk_i32'])} {S()}, {r.choice(['5', '0x7fff', '-3', '-32768'])}",  # noqa: E501
+        lambda: f"s_cmpk_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_i32 {S()}, {r.choice(['5', '-3', '0x7fff'])}",
+        lambda: f"s_cmpk_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_u32 {S()}, {r.choice(['5', '0xffff', '0x8000'])}",
+        lambda: f"{r.choice(['s_bfe_u32', 's_bfe_i32'])} {S()}, {r.choice([S, C])()}, {r.choice([S, LIT])()}",
+        lambda: f"{r.choice(['s_lshl_b64', 's_lshr_b64', 's_ashr_i64'])} {spair()}, {spair()}, {r.choice([S, C])()}",
+        lambda: f"s_cmov_b64 {spair()}, {spair()}",
+        lambda: f"v_cmpx_{r.choice(['lt', 'ne', 'ge'])}_{r.choice(['u32', 'i32'])}_e64 {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
+        lambda: f"s_or_{b} {exe}, {exe}, {mask()}",
+        lambda: f"s_mov_b32 {S()}, {r.choice(['exec_lo', 'vcc_lo', 'scc'])}",
+    ]
+    body, skips = [], 0
+    for i in range(r.randrange(4, 14)):
+        if r.random() < 0.15:
+            skips += 1
+            cond = r.choice(["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
+            body.append(f"s_cbranch_{cond} skip{skips}")
+            body += [r.choice(ops)() for _ in range(r.randrange(1, 3))]
+            body.append(f"skip{skips}:")
+        body.append(r.choice(ops)())
+    return LOOP.format(body="\n".join(body))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_random_loops_match_the_numpy_tier_wave32(seed):
+    tier_calls = _check_random(seed, wave64=False)
+    assert tier_calls
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1))
+def test_random_loops_match_the_numpy_tier_wave64(seed):
+    assert _check_random(seed, wave64=True)
+
+
+def _check_random(seed, wave64):
+    calls = []
+    run, hot = tier.Native.run, tier.HOT
+    tier.HOT = 1
+    tier.Native.run = lambda self, g, budget: calls.append(g.n) or run(self, g, budget)
+    try:
+        _differential(_program(random.Random(seed), wave64), seed, n=3, wave64=wave64)
+    finally:
+        tier.Native.run, tier.HOT = run, hot
+    return calls
+
+
+# --- edge cases by hand ------------------------------------------------------------------------------------------
+EDGES = [
+    # integer wrap, shifts by >= 32 (masked), signed compares on 0x80000000, v_mad_u64_u32 carries
+    "v_add_nc_u32 v1, 0x80000000, v2\nv_lshlrev_b32_e64 v3, 33, v1\nv_ashrrev_i32 v4, s0, v1\n"
+    "v_cmp_lt_i32_e32 vcc_lo, 0x80000000, v4\nv_cndmask_b32_e32 v5, 0, v4, vcc_lo\n"
+    "v_mad_u64_u32 v[6:7], s8, v1, -1, v[6:7]\ns_add_i32 s9, s9, 0x7fffffff\ns_cselect_b32 s10, s9, s1",
+    # the collatz loop's shape: saveexec if/else inside a loop that retires lanes through EXEC
+    "v_and_b32 v2, 1, v0\ns_mov_b32 s5, exec_lo\nv_cmpx_eq_u32_e32 1, v2\ns_xor_b32 s5, exec_lo, s5\n"
+    "v_mad_u64_u32 v[2:3], null, v0, 3, 1\nv_mov_b32 v0, v2\ns_and_not1_saveexec_b32 s5, s5\n"
+    "v_lshrrev_b32 v0, 1, v0\ns_or_b32 exec_lo, exec_lo, s5",
+]
+
+
+@pytest.mark.parametrize("body", EDGES)
+def test_edge_cases_match_the_numpy_tier(body, native_runs):
+    for seed in range(4):
+        _differential(LOOP.format(body=body), seed, n=4)
+    assert native_runs
+
+
+# --- compiled kernels ------------------------------------------------------------------------------------------
+def _kernel_runs(path, name, args_for, jit, monkeypatch):
+    monkeypatch.setenv("GPUTWIN_JIT", "strict" if jit else "0")
+    program_mod._CACHE.clear()
+    arena = Arena()
+    k = load_kernel(arena, path.read_bytes(), name)
+    out, args, n = args_for(arena)
+    c = k(out, *args, grid=(n // 256, 1, 1), block=(256, 1, 1))
+    return arena.array(out, np.uint32, n).copy(), c
+
+
+def _collatz(arena):
+    n = 4096
+    return arena.alloc(4 * n), (1,), n
+
+
+def _nested(arena):
+    n = 2048
+    x = np.random.default_rng(5).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    return arena.alloc(4 * n), (arena.alloc(4 * n, x),), n
+
+
+FIXTURE_CASES = [(obj, name, fn) for obj in ("diverge.hsaco", "diverge.w64.hsaco", "gfx1201/diverge.hsaco",
+                                             "gfx1201/diverge.w64.hsaco")
+                 for name, fn in (("collatz_steps", _collatz), ("nested_loops", _nested))]
+
+
+@pytest.mark.parametrize("obj,name,args_for", FIXTURE_CASES, ids=[f"{o}:{n}" for o, n, _ in FIXTURE_CASES])
+def test_diverge_fixtures_match_the_numpy_tier(obj, name, args_for, native_runs, monkeypatch):
+    fast, c_fast = _kernel_runs(FIXTURES / obj, name, args_for, True, monkeypatch)
+    assert native_runs
+    slow, c_slow = _kernel_runs(FIXTURES / obj, name, args_for, False, monkeypatch)
+    program_mod._CACHE.clear()
+    np.testing.assert_array_equal(fast, slow)
+    assert (c_fast.wave_insts, c_fast.lane_ops) == (c_slow.wave_insts, c_slow.lane_ops)
+
+
+# --- the watchdog and the switch ------------------------------------------------------------------------------
+def test_a_runaway_loop_still_hangs_at_exactly_the_budget(native_runs):
+    text = "s_mov_b32 s0, 0\nloop:\ns_add_u32 s0, s0, 1\nv_add_nc_u32 v1, 1, v1\ns_branch loop"
+    with pytest.raises(GpuHang, match="a wave executed 50001 instructions without ending") as e:
+        _run(text, n=2, wave64=False, sgprs=np.zeros((128, 2), np.uint32), vgprs={},
+             exec_mask=np.ones((2, 32), bool), scc=np.zeros(2, bool), jit=True, watchdog_insts=50001)
+    assert native_runs and "100002 wave-instructions executed" in str(e.value)
+
+
+def test_the_tier_is_off_for_gfx942_the_sanitizer_and_gputwin_jit_0(monkeypatch):
+    assert tier.applies("gfx1100", False) and tier.applies("gfx1201", False)
+    assert not tier.applies("gfx942", False) and not tier.applies("gfx1100", True)
+    monkeypatch.setenv("GPUTWIN_JIT", "0")
+    assert not tier.applies("gfx1100", False)
+    assert Program(b"", "gfx1100").loops is None
+
+
+def test_loops_with_memory_are_left_to_the_numpy_tier(native_runs, monkeypatch):
+    monkeypatch.setenv("GPUTWIN_JIT", "strict")
+    program_mod._CACHE.clear()
+    arena = Arena()
+    k = load_kernel(arena, (FIXTURES / "lds.hsaco").read_bytes(), "matmul_naive")
+    n = 32
+    a, b = np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)
+    av, bv, cv = arena.alloc(4 * n * n, a), arena.alloc(4 * n * n, b), arena.alloc(4 * n * n)
+    k(cv, av, bv, n, grid=(n // 16, n // 16, 1), block=(16, 16, 1))
+    assert not native_runs                 # the k-loop loads memory: no region
+    np.testing.assert_allclose(arena.array(cv, np.float32, n * n).reshape(n, n), a @ b, rtol=1e-5)
+
+
+def test_waves_stopped_by_the_per_call_cap_resume_mid_loop(native_runs, monkeypatch):
+    # a call runs at most 3 instructions a wave: waves leave the region anywhere in the body, the numpy tier
+    # carries them to the header, the native tier takes them again; bits and counts still agree
+    for seed in range(3):
+        _differential(LOOP.format(body=EDGES[1]), seed, n=4)
+    free = len(native_runs)
+    monkeypatch.setattr(tier, "PER_CALL", 1)
+    monkeypatch.setattr(tier, "MIN_PER_WAVE", 3)
+    for seed in range(3):
+        _differential(LOOP.format(body=EDGES[1]), seed, n=4)
+    assert len(native_runs) - free > free
+
+
+def test_a_compile_failure_raises_in_strict_mode_and_otherwise_falls_back_once(monkeypatch, capsys):
+    monkeypatch.setattr(tier, "HOT", 1)
+    monkeypatch.setattr(tier, "_COMPILED", tier.OrderedDict())
+    monkeypatch.setattr(tier, "_warned", set())
+
+    def broken(ir, layout):
+        raise RuntimeError("LLVM said no")
+    monkeypatch.setattr(tier, "Compiled", broken)
+    text = "s_mov_b32 s0, 5\nloop:\ns_sub_u32 s0, s0, 1\ns_cmp_lg_u32 s0, 0\ns_cbranch_scc1 loop"
+    state = dict(n=1, wave64=False, sgprs=np.zeros((128, 1), np.uint32), vgprs={}, exec_mask=np.ones((1, 32), bool),
+                 scc=np.zeros(1, bool))
+    monkeypatch.setenv("GPUTWIN_JIT", "strict")
+    with pytest.raises(RuntimeError, match="LLVM said no"):
+        _run(text, jit=True, **state)
+    monkeypatch.setenv("GPUTWIN_JIT", "1")
+    for _ in range(2):
+        prog = Program(assemble(text + "\ns_endpgm\n", "gfx1100"), "gfx1100")
+        ex = Executor(make_ctx(), prog, Watchdog(30.0))
+        g = WaveGroup(ex.ctx, np.arange(1), np.arange(1), wave64=False, mode=0, pc=0)
+        g.set_exec(np.ones((1, 32), bool))
+        ex.run([g])
+        assert ex.wave_insts == 1 + 3 * 5 + 1            # the numpy tier ran the loop
+    err = capsys.readouterr().err
+    assert err.count("native tier: compiling the loop at code offset 0x4 failed (LLVM said no)") == 1
