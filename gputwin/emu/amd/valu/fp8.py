@@ -21,6 +21,8 @@ from functools import cached_property
 
 import numpy as np
 
+from gputwin.errors import IllegalInstruction
+
 U32, U64 = np.uint32, np.uint64
 QNAN32 = 0x7FC00000
 
@@ -105,9 +107,17 @@ def _pk_to_f32(spec: Fp8):
     return fn
 
 
+def _no_fp16_ovfl(c):
+    """On later parts MODE bit 23 also makes f32 -> 8-bit float conversions saturate (Triton sets it for
+    that on RDNA4); the CDNA3 guide says nothing of gfx942's: fail closed rather than guess (docs/mode.md)."""
+    if c.mode.fp16_ovfl:
+        raise IllegalInstruction(f"{c.inst.op}: MODE.FP16_OVFL (bit 23) on an 8-bit float conversion is not modelled")
+
+
 def _pk_from_f32(spec: Fp8):
     """D.b16[OPSEL[3]] = {cvt(S1), cvt(S0)}; the other half of D is kept."""
     def fn(c, a, b):
+        _no_fp16_ovfl(c)
         pair = spec.encode(a) | (spec.encode(b) << U32(8))
         shift = U32(16 if c.inst.op_sel[3] else 0)
         return (_old(c) & ~(U32(0xFFFF) << shift)) | (pair << shift)
@@ -117,6 +127,7 @@ def _pk_from_f32(spec: Fp8):
 def _sr_from_f32(spec: Fp8):
     """D.byte[OPSEL[3:2]] = stochastic cvt(S0) with S1 as the random bits; the other bytes are kept."""
     def fn(c, a, b):
+        _no_fp16_ovfl(c)
         shift = U32(8 * (int(c.inst.op_sel[2]) | int(c.inst.op_sel[3]) << 1))
         return (_old(c) & ~(U32(0xFF) << shift)) | (spec.encode(a, b) << shift)
     return fn

@@ -16,7 +16,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
+from .fp import BF16, F16, F32, Mode, as_bits, is_inf, round_f64, saturate_f16, to_f64
 
 U16, U32 = np.uint16, np.uint32
 
@@ -51,6 +51,12 @@ def _elements(regs, kind: str, signed: bool):
     return v.astype(np.float64)
 
 
+def inf_inputs(a, b, rows, cols):
+    """(waves, lanes, slots): D elements whose row of A (waves, M, K) or column of B (waves, N, K) holds
+    an infinity; FP16_OVFL keeps those infinite."""
+    return np.isinf(a).any(-1)[:, rows] | np.isinf(b).any(-1)[:, cols]
+
+
 def execute(group, inst, mode: Mode) -> None:
     if group.wave64:
         raise IllegalInstruction(f"{inst.op}: wave64 WMMA is not modelled")
@@ -78,6 +84,8 @@ def execute(group, inst, mode: Mode) -> None:
         with np.errstate(all="ignore"):
             tot = prod[:, rows, cols] + to_f64(cbits, f)
         res = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
+        if f is F16 and mode.fp16_ovfl:
+            res = saturate_f16(res, inf_inputs(a, b, rows, cols) | is_inf(cbits, f))
         out = res.astype(U32) if f is F32 else res
     dst = inst.operands["vdst"].index
     for j in range(8):
