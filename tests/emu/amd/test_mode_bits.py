@@ -59,7 +59,7 @@ def test_unmodelled_fields_fail_closed_naming_the_field(arch, offset, size, name
 
 def test_s_setreg_b32_from_an_sgpr_is_checked_too():
     with pytest.raises(IllegalInstruction, match="EXCP_EN"):
-        mode_after("gfx1100", "s_mov_b32 s5, 0x40003f0\ns_setreg_b32 hwreg(HW_REG_MODE), s5")
+        mode_after("gfx1100", "s_mov_b32 s5, 0x43f0\ns_setreg_b32 hwreg(HW_REG_MODE), s5")
     # the whole register restored with the unmodelled fields at zero: fine (what a save/restore does)
     assert mode_after("gfx1100", "s_mov_b32 s5, 0x88003f5\ns_setreg_b32 hwreg(HW_REG_MODE), s5") == 0x88003F5
 
