@@ -56,3 +56,16 @@ def check_write(fam: str, op: str, bits: int) -> None:
     if bad:
         bit = (bad & -bad).bit_length() - 1
         raise IllegalInstruction(f"{op}: MODE {field_of(fam, bit)} set to 1 is not modelled on {fam}")
+
+
+# Kernel-descriptor fields that set MODE bits at wave start which the emulator does not model: the
+# single-step debug mode and the float / integer-divide exception enables (each would make the wave trap).
+_DESCRIPTOR_UNMODELLED = (("COMPUTE_PGM_RSRC1.DEBUG_MODE", 1, 22, 1), ("COMPUTE_PGM_RSRC2.EXCP_EN", 2, 24, 7))
+
+
+def check_descriptor(rsrc1: int, rsrc2: int) -> None:
+    """Fail closed on a dispatch whose descriptor turns on MODE fields that are not modelled."""
+    for name, which, lo, width in _DESCRIPTOR_UNMODELLED:
+        value = ((rsrc1 if which == 1 else rsrc2) >> lo) & ((1 << width) - 1)
+        if value:
+            raise IllegalInstruction(f"{name} = {value:#x} (MODE exception enables / debug mode) is not modelled")

@@ -77,3 +77,13 @@ def test_tables_cover_distinct_bits():
             assert not seen & bits, (fam, name)
             assert kind in (mode_bits.MODELLED, mode_bits.INERT, mode_bits.UNMODELLED)
             seen |= bits
+
+
+@pytest.mark.parametrize("rsrc1,rsrc2,name", [(1 << 22, 0, "COMPUTE_PGM_RSRC1.DEBUG_MODE"),
+                                              (0, 1 << 26, "COMPUTE_PGM_RSRC2.EXCP_EN = 0x4"),
+                                              (0, 1 << 30, "COMPUTE_PGM_RSRC2.EXCP_EN = 0x40")])
+def test_descriptor_exception_enables_and_debug_mode_fail_closed(rsrc1, rsrc2, name):
+    code = assemble("s_endpgm", "gfx1100")
+    run_dispatch(Arena().mem, Dispatch(code_address=0x40000, code=code, rsrc2=1 << 14 | 1 << 13))  # inert ones
+    with pytest.raises(IllegalInstruction, match=re.escape(name)):
+        run_dispatch(Arena().mem, Dispatch(code_address=0x40000, code=code, rsrc1=rsrc1, rsrc2=rsrc2))
