@@ -317,3 +317,22 @@ def test_wmma_f16_result_gfx12(ovfl):
                   **{4 + j: v for j, v in _pack_ab(a.view(np.uint16), 16).items()},
                   **{8 + j: v for j, v in _pack_ab(b.view(np.uint16).T, 16).items()}})
     same(_unpack_cd(g, 0, 16).astype(np.uint32).ravel(), _ref_matrix(exact, inf_in, ovfl).ravel())
+
+
+@pytest.mark.parametrize("ovfl", [True, False])
+def test_div_fixup_f16_zero_denominator_and_infinite_numerator(ovfl):
+    """v_div_fixup_f16(quotient, denominator, numerator): 1 / 0 is +inf from finite inputs (saturates under
+    the bit, docs/mode.md); inf / 3 keeps its infinity; 60000 / 60000 with quotient 60000 is in range."""
+    q, den, num = H([1.0, 60000, 2.0]), H([0.0, 60000, 3.0]), H([1.0, 1, np.inf])
+    got = run("v_div_fixup_f16 v6, v2, v3, v4", _words(h16(q), h16(den), h16(num)), ovfl=ovfl)
+    assert list(got[:3]) == [MAX16 if ovfl else 0x7C00, int(h16(H(60000))[0]), 0x7C00]
+
+
+@pytest.mark.parametrize("ovfl", [True, False])
+def test_gfx942_sdwa_f16_into_the_high_word(ovfl):
+    a, b = A.astype(np.float64), B.astype(np.float64)
+    got = run("v_add_f16_sdwa v6, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:WORD_0",
+              _words(h16(A), h16(B)), ovfl=ovfl, arch="gfx942")
+    with np.errstate(invalid="ignore"):
+        same(got[:16] >> 16, ref16(a + b, (a, b), ovfl))
+    assert (got[:16] & 0xFFFF == 0).all()
