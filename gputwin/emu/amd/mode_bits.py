@@ -1,6 +1,7 @@
 """The MODE register's fields per architecture, and which of them a shader may set on the emulator.
 
-Positions from the ISA guides' MODE tables (RDNA3 "Mode Register Fields", RDNA4 Table 7, CDNA3 Table 4).
+Positions from the ISA guides' MODE tables (RDNA3 "Mode Register Fields", RDNA4 Table 7, CDNA3 Table 4),
+which agree with LLVM's Hwreg::ModeRegisterMasks (SIDefines.h); gfx942's LOD_CLAMPED comes from LLVM alone.
 Each field is one of:
 - MODELLED: the emulator implements its effect (FP_ROUND, FP_DENORM, DX10_CLAMP, IEEE, FP16_OVFL, GPR_IDX_EN);
 - INERT: it changes no result a compute kernel can observe here (performance counting, a texture status
@@ -26,7 +27,7 @@ FIELDS = {
     "gfx12": _COMMON + (
         ("FP16_OVFL", 23, 1, MODELLED), ("SCALAR_PREFETCH_EN", 24, 1, INERT), ("DISABLE_PERF", 27, 1, INERT)),
     "gfx942": _COMMON + _NAN_MODES + (
-        ("DEBUG", 11, 1, UNMODELLED), ("EXCP_EN", 12, 9, UNMODELLED), ("FP16_OVFL", 23, 1, MODELLED),
+        ("LOD_CLAMPED", 10, 1, INERT), ("DEBUG", 11, 1, UNMODELLED), ("EXCP_EN", 12, 9, UNMODELLED), ("FP16_OVFL", 23, 1, MODELLED),
         ("DISABLE_PERF", 26, 1, INERT), ("GPR_IDX_EN", 27, 1, MODELLED), ("VSKIP", 28, 1, UNMODELLED),
         ("CSP", 29, 3, UNMODELLED)),
 }
