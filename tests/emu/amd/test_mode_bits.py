@@ -37,7 +37,8 @@ def imm(offset: int, size: int, value: int) -> str:
 @pytest.mark.parametrize("arch,offset,size,name", [
     ("gfx1100", 10, 1, "LOD_CLAMPED"), ("gfx1100", 27, 1, "DISABLE_PERF"), ("gfx1100", 23, 1, "FP16_OVFL"),
     ("gfx1200", 24, 1, "SCALAR_PREFETCH_EN"), ("gfx1200", 27, 1, "DISABLE_PERF"), ("gfx1200", 23, 1, "FP16_OVFL"),
-    ("gfx942", 26, 1, "DISABLE_PERF"), ("gfx942", 10, 1, "LOD_CLAMPED"), ("gfx942", 23, 1, "FP16_OVFL"), ("gfx942", 0, 4, "FP_ROUND")])
+    ("gfx942", 26, 1, "DISABLE_PERF"), ("gfx942", 10, 1, "LOD_CLAMPED"), ("gfx942", 23, 1, "FP16_OVFL"),
+    ("gfx942", 0, 4, "FP_ROUND")])
 def test_modelled_and_inert_fields_are_stored(arch, offset, size, name):
     value = (1 << size) - 1
     assert mode_bits.field_of(mode_bits.family(arch), offset).startswith(name)
