@@ -42,15 +42,16 @@ def _kernel(arch: str, body: str, ovfl: bool | None) -> str:
             f"{body}\n{store}\ns_endpgm\n")
 
 
-def run(body: str, words, *, ovfl: bool | None, arch="gfx1100", rsrc1=0) -> np.ndarray:
-    """v6 of every lane after `body`, with v2..v5 = words[lane] (uint32 (lanes, 4))."""
-    lanes = LANES[arch]
-    words = np.zeros((lanes, 4), np.uint32) + np.asarray(words, np.uint32).reshape(-1, 4)[np.arange(lanes) % len(
-        np.asarray(words).reshape(-1, 4))]
+def run(body: str, words, *, ovfl: bool | None, arch="gfx1100", rsrc1=0, lanes=None) -> np.ndarray:
+    """v6 of every lane after `body`, with v2..v5 = words[lane] (uint32 (rows, 4), repeated to fill the
+    lanes: one wave unless `lanes` asks for a larger workgroup)."""
+    wave = LANES[arch]
+    lanes = lanes or wave
+    words = np.resize(np.asarray(words, np.uint32), (lanes, 4))
     arena = Arena()
     src, dst = arena.alloc(words.nbytes, words), arena.alloc(4 * lanes)
     code = assemble(_kernel(arch, body, ovfl), arch)
-    run_dispatch(arena.mem, Dispatch(code_address=0x40000, code=code, block=(lanes, 1, 1), wave64=lanes == 64,
+    run_dispatch(arena.mem, Dispatch(code_address=0x40000, code=code, block=(lanes, 1, 1), wave64=wave == 64,
                                      user_sgprs=[src & 0xFFFFFFFF, src >> 32, dst & 0xFFFFFFFF, dst >> 32],
                                      rsrc1=FLOAT_MODE_KEEP_DENORMALS | rsrc1, rsrc2=4 << 1), arch=arch)
     return arena.array(dst, np.uint32, lanes)
@@ -336,3 +337,27 @@ def test_gfx942_sdwa_f16_into_the_high_word(ovfl):
     with np.errstate(invalid="ignore"):
         same(got[:16] >> 16, ref16(a + b, (a, b), ovfl))
     assert (got[:16] & 0xFFFF == 0).all()
+
+
+def _random_f16(rng, n):
+    """f16 values with |x| in [2^-4, 65504] (so float64 holds every fma exactly), both signs, 2% specials."""
+    x = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-4, 16, n) * rng.choice([-1, 1], n)).astype(H)
+    x[rng.random(n) < 0.02] = np.inf
+    x[rng.random(n) < 0.02] = -np.inf
+    x[rng.random(n) < 0.01] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("ovfl", [True, False])
+def test_random_fma_and_packed_add_over_a_workgroup(ovfl, rng):
+    n = 1024
+    a, b, c = (_random_f16(rng, n) for _ in range(3))
+    xs = [x.astype(np.float64) for x in (a, b, c)]
+    with np.errstate(invalid="ignore"):
+        exact = xs[0] * xs[1] + xs[2]
+        got = run("v_fma_f16 v6, v2, v3, v4", _words(h16(a), h16(b), h16(c)), ovfl=ovfl, lanes=n)
+        same(got, ref16(exact, xs, ovfl))
+        got = run("v_pk_add_f16 v6, v2, v3", _words(h16(a) | h16(b) << 16, h16(c) | h16(a) << 16), ovfl=ovfl, lanes=n)
+        same(got, ref16(xs[0] + xs[2], xs[::2], ovfl))
+        same(got >> 16, ref16(xs[1] + xs[0], xs[:2], ovfl))
+    assert (ref16(exact, xs, True) != ref16(exact, xs, False)).sum() > 50    # many lanes overflow
