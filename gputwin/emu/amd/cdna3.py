@@ -23,6 +23,7 @@ import functools
 
 import numpy as np
 
+from gputwin.emu.amd import hwreg
 from gputwin.emu.amd.isa.inst import Operand
 from gputwin.errors import IllegalInstruction
 
@@ -46,6 +47,10 @@ def handler(inst, build):
     """A handler for GFX9-only forms (AGPR operands, MFMA, SDWA, v_cmpx with SDST); None for the rest.
     `build` builds the handler of an ordinary instruction (program._build: faults propagate to build_handler)."""
     ops = inst.operands
+    if inst.op in ("s_setreg_b32", "s_setreg_imm32_b32"):     # gfx942's MODE fields (mode_bits.py)
+        if inst.simm16 is None:
+            raise IllegalInstruction(f"{inst.op}: no 16-bit immediate decoded")
+        return hwreg.build(inst, inst.simm16 & 0xFFFF, ARCH)
     if inst.encoding in ("MTBUF", "MUBUF"):   # GFX9 range checks and DFMT/NFMT (mubuf.py, mtbuf.py)
         from gputwin.emu.amd import mubuf
         return mubuf.build(_lower(inst), mubuf.GFX9)

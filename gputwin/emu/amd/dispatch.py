@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gputwin.emu import watchdog
-from gputwin.emu.amd import cdna3, gfx12
+from gputwin.emu.amd import cdna3, gfx12, mode_bits
 from gputwin.emu.amd.executor import Executor
 from gputwin.emu.amd.hwreg import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from gputwin.emu.amd.program import Program, program_at, program_for
@@ -157,6 +157,7 @@ def _run_dispatch(mem: AddressSpace, dispatch: Dispatch, arch: str, watchdog_s: 
         raise IllegalInstruction(f"architecture {arch} is not modelled by the RDNA3 emulator")
     if arch == cdna3.ARCH:
         cdna3.check_dispatch(dispatch.wave64)
+    mode_bits.check_descriptor(dispatch.rsrc1, dispatch.rsrc2)
     wd = watchdog.current() if watchdog_s is None and watchdog_insts is None else None
     if wd is None:
         wd = watchdog.Watchdog(watchdog_s, watchdog_insts)

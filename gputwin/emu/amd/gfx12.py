@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from gputwin.emu.amd import hwreg
 from gputwin.emu.amd.control import BARRIER
 from gputwin.emu.amd.gfx12_salu import build as _build_salu
 from gputwin.emu.amd.gfx12_valu import build as _build_valu
@@ -79,8 +80,9 @@ HW_REG_MODE, HW_REG_TRAPSTS_GFX11, HW_REG_SHADER_CYCLES_HI = 1, 3, 30
 
 def _hwreg(inst):
     """s_getreg/s_setreg where gfx12 differs from gfx11: MODE has no IEEE / DX10_CLAMP bits (reads give 0,
-    writes raise), id 3 (gfx11 TRAPSTS) is no register, SHADER_CYCLES_HI (30) is not modelled. Other ids
-    (SHADER_CYCLES_LO keeps gfx11's id 29) run as on gfx11 (None)."""
+    writes raise; other writes are checked against gfx12's MODE fields, mode_bits.py), id 3 (gfx11 TRAPSTS)
+    is no register, SHADER_CYCLES_HI (30) is not modelled. Other ids (SHADER_CYCLES_LO keeps gfx11's id 29)
+    run as on gfx11 (None)."""
     imm = (inst.simm16 or 0) & 0xFFFF
     rid, offset, mask = imm & 0x3F, (imm >> 6) & 0x1F, (1 << (((imm >> 11) & 0x1F) + 1)) - 1
     if rid in (HW_REG_TRAPSTS_GFX11, HW_REG_SHADER_CYCLES_HI):
@@ -90,7 +92,7 @@ def _hwreg(inst):
     if inst.op != "s_getreg_b32":
         if (mask << offset) & MODE_EMULATION_BITS:
             raise IllegalInstruction(f"{inst.op}: MODE bits 8-9 are not gfx12 MODE fields")
-        return None
+        return hwreg.build(inst, imm, "gfx1200")
     dst = inst.operands["sdst"].index
     return lambda g: g.set_sgpr(dst, np.full(g.n, ((g.mode & ~MODE_EMULATION_BITS) >> offset) & mask, np.uint32))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gputwin.emu.amd import mode_bits
 from gputwin.errors import IllegalInstruction
 
 HW_REG_MODE, HW_REG_STATUS, HW_REG_TRAPSTS = 1, 2, 3
@@ -42,8 +43,11 @@ def _read(g, rid: int, op: str) -> np.ndarray:
     raise IllegalInstruction(f"{op}: hardware register {rid} is not modelled")
 
 
-def build(inst, imm: int):
+def build(inst, imm: int, arch: str = "gfx1100"):
+    """s_getreg / s_setreg on gfx11 (gfx12.py and cdna3.py pass their arch: MODE's fields differ).
+    A MODE write that sets a field the emulator does not model raises (mode_bits.py)."""
     rid, offset, mask = _fields(imm)
+    fam = mode_bits.family(arch)
     op = inst.op
     if op == "s_getreg_b32":
         dst = inst.operands["sdst"].index
@@ -65,10 +69,11 @@ def build(inst, imm: int):
 
     def h(g):
         v = get(g)
-        new = (g.mode & ~(mask << offset)) | ((int(v[0]) & mask) << offset)
         if not (v == v[0]).all():
             raise IllegalInstruction(f"{op}: MODE written with values that differ between waves (not modelled)")
-        g.mode = new & 0xFFFFFFFF
+        field = ((int(v[0]) & mask) << offset) & 0xFFFFFFFF
+        mode_bits.check_write(fam, op, field)
+        g.mode = (g.mode & ~(mask << offset) | field) & 0xFFFFFFFF
     return h
 
 

@@ -35,6 +35,7 @@ class Fmt:
         self.man_mask = udt((1 << mbits) - 1)
         self.quiet_bit = udt(1 << (mbits - 1))
         self.inf = self.exp_mask
+        self.max_finite = udt(int(self.inf) - 1)
         self.qnan = udt(int(self.exp_mask) | int(self.quiet_bit))
         self.bias = (1 << (ebits - 1)) - 1
 
@@ -225,7 +226,8 @@ class Mode:
 
     @property
     def fp16_ovfl(self) -> bool:
-        """MODE bit 23: overflowing 16-bit (and on gfx12, 8-bit) conversions saturate to the largest finite value."""
+        """MODE bit 23: f16 VALU results that overflow saturate to +-MAX_FP16 (`saturate_f16`); on gfx12 also
+        f32 -> 8-bit float conversions (fp8.py)."""
         return bool(self.raw >> 23 & 1)
 
     def keeps_denormals(self, f: Fmt) -> bool:
@@ -253,6 +255,23 @@ class Mode:
 
 
 _MODES: dict[int, Mode] = {}
+
+
+# --- MODE.FP16_OVFL ------------------------------------------------------------------------------
+def has_inf(sources):
+    """Lanes where any of `sources` ((bits, Fmt) pairs) is infinite."""
+    out = False
+    for b, f in sources:
+        out = out | is_inf(b, f)
+    return out
+
+
+def saturate_f16(res, inf_input):
+    """FP16_OVFL: an infinite f16 result on a lane without an infinite input (`inf_input`, bool) becomes
+    +-MAX_FP16 (0x7bff / 0xfbff), whatever the round mode; NaNs and infinities from infinite inputs stay.
+    Division by zero (v_rcp_f16(0) ...) has no infinite input: it saturates too (docs/mode.md)."""
+    over = is_inf(res, F16) & ~np.asarray(inf_input)
+    return np.where(over, (res & F16.sign) | F16.max_finite, res)
 
 
 # --- output modifiers ------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ from typing import Callable
 
 import numpy as np
 
+from gputwin.errors import IllegalInstruction
+
 U32, U64 = np.uint32, np.uint64
 QNAN32 = 0x7FC00000
 
@@ -179,6 +181,17 @@ GFX12 = Select(src_byte=lambda c: 2 * _vop3_sel(c, 0) + _vop3_sel(c, 1),
                saturate=lambda c: c.mode.fp16_ovfl)
 
 
+def _no_fp16_ovfl(c) -> bool:
+    """gfx942: RDNA4 makes MODE bit 23 saturate f32 -> 8-bit float conversions too (GFX12 above); the CDNA3
+    guide says nothing of gfx942's, so a set bit fails closed rather than guess (docs/mode.md)."""
+    if c.mode.fp16_ovfl:
+        raise IllegalInstruction(f"{c.inst.op}: MODE.FP16_OVFL (bit 23) on an 8-bit float conversion is not modelled")
+    return False
+
+
+GFX942 = Select(saturate=_no_fp16_ovfl)
+
+
 def _old(c):
     return c.group.vgpr(c.inst.operands["vdst"].index)
 
@@ -228,7 +241,7 @@ def _table(fp8: Fp8, bf8: Fp8, sel: Select) -> dict:
 
 def cdna3_ops():
     """{internal name: Op} and {gfx942 mnemonic: internal name} (gfx12 has the same mnemonics, OCP)."""
-    table = _table(FP8_FNUZ, BF8_FNUZ, Select())
+    table = _table(FP8_FNUZ, BF8_FNUZ, GFX942)
     return {name + ".fnuz": op for name, op in table.items()}, {name: name + ".fnuz" for name in table}
 
 

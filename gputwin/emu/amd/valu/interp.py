@@ -16,7 +16,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from .fp import F16, F32, Mode, apply_clamp, fma_ro, is_nan, round_f64, to_f64
+from .fp import F16, F32, Mode, apply_clamp, fma_ro, has_inf, is_nan, round_f64, saturate_f16, to_f64
 from .operands import apply_mods, read, write_vdst
 
 U32 = np.uint32
@@ -57,6 +57,8 @@ def build(inst):
         res = round_f64(fma_ro(*xs), dst, rmode)
         res = _nan(res, bits, dst)
         res = mode.flush_out(res, dst)
+        if dst is F16 and mode.fp16_ovfl:
+            res = saturate_f16(res, has_inf(bits))
         if inst.clamp:
             res = apply_clamp(res, dst, mode)
         res = np.broadcast_to(res, (group.n, group.lanes))

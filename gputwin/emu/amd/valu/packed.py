@@ -20,7 +20,7 @@ from gputwin.errors import IllegalInstruction
 
 from . import dpp, wmma
 from .arith import OPS as ARITH
-from .fp import F16, F32, BF16, Mode, fma_ro, round_f64, to_f64, apply_clamp, fix_nan, as_bits
+from .fp import F16, F32, BF16, Mode, fma_ro, round_f64, to_f64, apply_clamp, fix_nan, as_bits, has_inf, saturate_f16
 from .intops import OPS as INT
 from .operands import inline_const, read, write_vdst
 from .table import Ctx, finish_float
@@ -121,6 +121,8 @@ def _fma_mix(group, inst, mode: Mode, mask, moved0=None):
                    for s, _, _ in xs]
         r = fix_nan(r, nan_src, out_f)
     r = mode.flush_out(r, out_f)
+    if out_f is F16 and mode.fp16_ovfl:
+        r = saturate_f16(r, has_inf([(b, f) for _, b, f in xs]))
     if inst.clamp:
         r = apply_clamp(r, out_f, mode)
     if out_f is F32:

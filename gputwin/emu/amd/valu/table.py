@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .fp import FMTS, Fmt, Mode, apply_clamp, apply_omod, fix_nan
+import numpy as np
+
+from .fp import F16, FMTS, Fmt, Mode, apply_clamp, apply_omod, fix_nan, has_inf, is_inf, saturate_f16
 
 
 @dataclass(frozen=True)
@@ -39,14 +41,34 @@ class Ctx:
     exec: object = None             # bool (n, L): lanes that execute
 
 
+def float_sources(op: Op, srcs) -> list:
+    """(bits, Fmt) of every float input of `op`; a 32-bit source of an op with a 16-bit float result
+    (v_dot2_f16_f16) holds two packed values of the result's format."""
+    out = [(s, FMTS[t]) for s, t in zip(srcs, op.srcs) if t in FMTS]
+    half = FMTS.get(op.dst)
+    if half is not None and half.bits == 16:
+        u32 = np.uint32
+        for s, t in zip(srcs, op.srcs):
+            if t == "b32":
+                s = np.asarray(s, u32)
+                out += [((s & u32(0xFFFF)).astype(half.udt), half), ((s >> u32(16)).astype(half.udt), half)]
+    return out
+
+
 def finish_float(op: Op, inst, mode: Mode, res, srcs):
-    """Post-processing of a float result: NaN quieting, output denormal flush, omod, then clamp."""
+    """Post-processing of a float result: NaN quieting, output denormal flush, FP16_OVFL saturation,
+    omod (saturated again), then clamp."""
     f = FMTS[op.dst]
     if op.nan:
         res = fix_nan(res, [s for s, t in zip(srcs, op.srcs) if FMTS.get(t) is f], f)
     res = mode.flush_out(res, f)
+    ovfl = f is F16 and mode.fp16_ovfl
+    if ovfl and is_inf(res, f).any():
+        res = saturate_f16(res, has_inf(float_sources(op, srcs)))
     if inst.omod and not mode.ieee:          # the hardware ignores omod in IEEE mode
         res = apply_omod(res, f, inst.omod, mode)
+        if ovfl and is_inf(res, f).any():    # an omod overflow saturates as well
+            res = saturate_f16(res, has_inf(float_sources(op, srcs)))
     if inst.clamp:
         res = apply_clamp(res, f, mode)
     return res

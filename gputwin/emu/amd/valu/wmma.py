@@ -24,7 +24,7 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
+from .fp import BF16, F16, F32, Mode, as_bits, is_inf, round_f64, saturate_f16, to_f64
 
 U16, U32 = np.uint16, np.uint32
 
@@ -91,6 +91,12 @@ def _check_modifiers(inst, kind: str, acc: str) -> None:
         raise IllegalInstruction(f"{inst.op}: clamp on float WMMA is not modelled")
 
 
+def inf_inputs(a, b, rows, cols):
+    """(waves, lanes, slots): D elements whose row of A (waves, M, K) or column of B (waves, N, K) holds
+    an infinity; FP16_OVFL keeps those infinite."""
+    return np.isinf(a).any(-1)[:, rows] | np.isinf(b).any(-1)[:, cols]
+
+
 def execute(group, inst, mode: Mode) -> None:
     kind, acc = OPS[inst.op]
     _check_modifiers(inst, kind, acc)
@@ -124,6 +130,8 @@ def execute(group, inst, mode: Mode) -> None:
         with np.errstate(all="ignore"):
             tot = prod[:, rows, cols] + c
             res = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
+        if f is F16 and mode.fp16_ovfl:
+            res = saturate_f16(res, inf_inputs(a, b, rows, cols) | is_inf(cbits, f))
         out = res.astype(U32) if f is F32 else res
     dst = inst.operands["vdst"].index
     for j in range(count):

@@ -27,9 +27,9 @@ import numpy as np
 
 from gputwin.errors import IllegalInstruction
 
-from .fp import BF16, F16, F32, Mode, as_bits, round_f64, to_f64
+from .fp import BF16, F16, F32, Mode, as_bits, is_inf, round_f64, saturate_f16, to_f64
 from .fp8 import BF8_OCP, FP8_OCP
-from .wmma import vgpr_block
+from .wmma import inf_inputs, vgpr_block
 
 U16, U32 = np.uint16, np.uint32
 
@@ -114,6 +114,8 @@ def build(inst):
             with np.errstate(all="ignore"):
                 tot = prod[:, m, col] + to_f64(c, f)
                 out = as_bits(tot.astype(np.float32), F32) if f is F32 else round_f64(tot, f, 0)
+            if f is F16 and mode.fp16_ovfl:
+                out = saturate_f16(out, inf_inputs(a, b, m, col) | is_inf(c, f))
         dst = inst.operands["vdst"].index
         if wide:
             for j in range(per):
