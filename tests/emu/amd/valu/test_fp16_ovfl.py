@@ -20,7 +20,7 @@ from gputwin.emu.amd.valu import execute
 from gputwin.errors import IllegalInstruction
 from tests.emu.amd.test_gfx12 import run12
 from tests.emu.amd.valu.helpers import MODE, V, fill, group, inst
-from tests.emu.amd.valu.test_packed import _wmma_pack
+from tests.emu.amd.valu.test_wmma import _pack_ab as _pack_ab_lanes
 from tests.emu.amd.valu.test_wmma12 import _pack_ab, _pack_cd, _unpack_cd
 
 H = np.float16
@@ -293,7 +293,8 @@ def _ref_matrix(exact, inf_in, ovfl):
 @pytest.mark.parametrize("ovfl", [True, False])
 def test_wmma_f16_result_gfx11(ovfl):
     a, b, c, exact, inf_in = _wmma_data()
-    ra, rb = _wmma_pack(a.view(np.uint16), b.view(np.uint16))
+    ra = _pack_ab_lanes(a.view(np.uint16), 16, 32).T                 # (lanes, VGPRs); lane % 16 = row M
+    rb = _pack_ab_lanes(b.view(np.uint16).T, 16, 32).T               # lane % 16 = column N
     lane = np.arange(32)
     g = group(1, mode=MODE & ~0x200 | int(ovfl) << 23)
     for j in range(8):
