@@ -31,7 +31,8 @@ RULES: tuple[tuple[re.Pattern, str, str, str], ...] = tuple((re.compile(p), leve
      "MFMA float: C + products in k order in float64, one rounding (hardware tree not documented)",
      "docs/cdna3.md"),
     (r"v_div_(scale|fmas|fixup)_f(16|32|64)", DECISION,
-     "division helpers: the guide's denormal scaling branch read as 2^-64 (docs/valu.md)", "docs/valu.md"),
+     "division helpers: the guide's denormal scaling branch read as 2^-64; a flushed denormal quotient "
+     "sets VCC without scaling (RDNA3 recording)", "docs/valu.md"),
     (r"v_frexp_(mant|exp)_\w+", DECISION, "frexp of +-inf / NaN (mant: the input; exp: 0)", "docs/valu.md"),
     (r"v_cvt_norm_[iu]16_f16", DECISION, "f16_to_snorm/unorm: rounding ties to even (the guide says only "
      "'0.5 ULP accuracy, supports rounding')", "gputwin/emu/amd/valu/cvt.py"),

@@ -442,6 +442,18 @@ def test_div_scale_denormal_denominator_is_nan_when_f32_denormals_flushed():
     assert _is_nan(int(g.vgpr(2)[0, 0])) and sgpr(g, VCC_LO) & 1 == 1
 
 
+@pytest.mark.parametrize("flushed,expected", [(True, 0x3F800000), (False, 0x5F800000)])
+def test_div_scale_denormal_quotient_scales_only_when_denormals_kept(flushed, expected):
+    """tinygrad test/amd/hw test_vop3.py TestDivScale result_would_be_denorm: N = S0 = 1.0, D = 2^127.
+    Recorded in the kernel descriptor's default mode (f32 denormals flushed): S0 comes back unscaled,
+    VCC = 1. With denormals kept the guide's numerator scaling (x2^64) stands, which the LLVM division
+    macro needs for a denormal quotient (tests/emu/amd/valu/test_trans_div.py)."""
+    mode = MODE & ~0x30 if flushed else MODE
+    g = run("v_mov_b32 v0, 1.0\nv_mov_b32 v1, 0x7f000000\nv_div_scale_f32 v2, vcc_lo, v0, v1, v0", n=1,
+            mode=mode, exec_mask=ONE_LANE)
+    assert (int(g.vgpr(2)[0, 0]), sgpr(g, VCC_LO) & 1) == (expected, 1)
+
+
 # TINYHW test_cmp_class.py: (kind, value bits, class mask, VCC bit). Class mask bits: 0 sNaN, 1 qNaN,
 # 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf. "f16e64": VOP3 form, mask
 # in an SGPR.

@@ -79,7 +79,9 @@ def _div_scale(f: Fmt):
             down = as_bits(np.ldexp(x0, -scale), F64) if f is F64 else round_f64(np.ldexp(x0, -scale), f, 0)
             inv_tiny = is_denorm(as_bits(1.0 / x1, F64), F64) if f is F64 else np.zeros(x1.shape, bool)
             q = x2 / x1
-            q_tiny = is_denorm(as_bits(q, F64), F64) if f is F64 else is_denorm(round_f64(q, f, 0), f)
+            q_bits = as_bits(q, F64) if f is F64 else round_f64(q, f, 0)
+            q_tiny = is_denorm(q_bits, f)
+            q_flushed = q_tiny & (c.mode.flush_out(q_bits, f) != q_bits)
         res, vcc = a0.copy(), np.zeros(a0.shape, bool)
         undecided = np.ones(a0.shape, bool)
 
@@ -95,6 +97,9 @@ def _div_scale(f: Fmt):
         case(is_denorm(a1, f), up, False)
         case(inv_tiny & q_tiny, np.where(x0 == x1, down, a0), True)   # guide text says +64; see docs/valu.md
         case(inv_tiny, down, False)
+        # a denormal quotient the mode flushes: VCC = 1 but nothing is scaled (recorded on RDNA3 with
+        # f32 denormals flushed, the assembler's default: 1.0 / 2^127 keeps S0); see docs/valu.md
+        case(q_flushed, a0, True)
         case(q_tiny, np.where(x0 == x2, up, a0), True)
         # tiny numerator, quotient far below 1 (recorded on RDNA3: numerator x2^64, VCC = 1): only the
         # numerator is scaled, so v_div_fmas scales back down; see docs/valu.md

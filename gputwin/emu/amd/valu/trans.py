@@ -26,11 +26,18 @@ def _unit(f: Fmt, fn64):
     return fn
 
 
-def _turns(g):
-    """sin/cos of x turns (x * 2*pi radians): reduce exactly to [0, 1) turns first."""
+def _turns(phase_quarters: int):
+    """sin of x turns (x * 2*pi radians), cos as sin a quarter turn later. The reduction is exact: x to
+    a quadrant q and a fraction f of it, then sin(2*pi*x) = (sin, cos, -sin, -cos)[q] of f * pi/2, so
+    whole quarter turns give exactly 0 and +-1 (2*pi*x itself is inexact: cos(0.25 turn) would be 6e-17).
+    An exact zero result is +0."""
     def fn(x):
-        r = x - np.floor(x)
-        return np.where(np.isfinite(x), g(2.0 * np.pi * r), np.nan)
+        r = x - np.floor(x)                     # [0, 1) turns, exact
+        t = 4.0 * r                             # exact
+        q = (np.floor(t).astype(np.int64) + phase_quarters) & 3
+        a = (t - np.floor(t)) * (np.pi / 2)
+        y = np.select([q == 0, q == 1, q == 2], [np.sin(a), np.cos(a), -np.sin(a)], -np.cos(a))
+        return np.where(np.isfinite(x), y + 0.0, np.nan)
     return fn
 
 
@@ -40,7 +47,7 @@ def _rsq64(x):
 
 UNITS = {
     "exp": np.exp2, "log": np.log2, "rcp": lambda x: 1.0 / x, "rsq": _rsq64, "sqrt": np.sqrt,
-    "sin": _turns(np.sin), "cos": _turns(np.cos),
+    "sin": _turns(0), "cos": _turns(1),
 }
 
 
