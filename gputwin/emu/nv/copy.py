@@ -14,6 +14,7 @@ from gputwin.emu import watchdog
 from gputwin.emu.memops import copy as mem_copy
 from gputwin.emu.nv.channel import MethodError
 from gputwin.emu.nv.host import release
+from gputwin.emu.sanitizer.queues import engine_op
 from gputwin.errors import GpuHang
 
 _STATE = (m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B, m.COPY_SET_SEMAPHORE_PAYLOAD, m.COPY_OFFSET_IN_UPPER,
@@ -61,6 +62,10 @@ class CopyEngine:
             length = self.regs.get(m.COPY_LINE_LENGTH_IN, 0)
             lines = self.regs.get(m.COPY_LINE_COUNT, 1) if d & m.LAUNCH_DMA_MULTI_LINE_ENABLE else 1
             pitch_in, pitch_out = self.regs.get(m.COPY_PITCH_IN, 0), self.regs.get(m.COPY_PITCH_OUT, 0)
+            if self.gpu.mem.queue_races is not None:   # racecheck across channels: the copy is one operation
+                engine_op(self.ch, f"the copy engine's copy of {length * lines} bytes from {src:#x} to {dst:#x}",
+                          [(src + i * pitch_in, length, False) for i in range(lines)]
+                          + [(dst + i * pitch_out, length, True) for i in range(lines)])
             wd = watchdog.current() or watchdog.Watchdog()
             for line in range(lines if length else 0):
                 mem_copy(self.gpu.mem, dst + line * pitch_out, src + line * pitch_in, length)
@@ -79,7 +84,7 @@ class CopyEngine:
             payload = self.regs.get(m.COPY_SET_SEMAPHORE_PAYLOAD, 0)
             if wide:
                 payload |= self.regs.get(m.COPY_SET_SEMAPHORE_PAYLOAD_UPPER, 0) << 32
-            release(self.gpu, self._addr(m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B), payload, wide, sem == 2,
+            release(self.ch, self._addr(m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B), payload, wide, sem == 2,
                     f"LAUNCH_DMA semaphore on {self.ch.name}")
         intr = (d >> m.LAUNCH_DMA_INTERRUPT_TYPE_SHIFT) & 3
         if intr == 2:
