@@ -3,8 +3,8 @@
 A launch with checkers on runs its CTAs in `SanitizedBatch`es: every memory access already goes through
 `Batch.access` (which resolves generic addresses, checks alignment and the shared/local bounds), so the
 subclass checks each resolved access there, and turns off the gathers that bypass it. Findings name the
-warp, thread and block, the PTX statement and its line. The executor calls `barrier_released` when it
-releases a bar.sync. An unsanitized launch builds a plain Batch: nothing here runs."""
+warp, thread and block, the PTX statement and its line. The barriers call `barrier_released` when a
+phase completes. An unsanitized launch builds a plain Batch: nothing here runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,13 +84,15 @@ class SanitizedBatch(Batch):
                 detail=f"{other} {earlier} it with no bar.sync in between"))
 
 
-def barrier_released(b: SanitizedBatch, parked: np.ndarray) -> None:
-    """The executor releases the threads `parked` at barriers (nothing else could run): racecheck starts a
-    new epoch for their blocks; synccheck checks each block's threads all waited at one bar.sync (not at
-    different ones: divergent barriers) and none had exited instead."""
+def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray) -> None:
+    """A phase of a named barrier completed in each of the blocks `ctas` (barriers.py), releasing `parked`
+    from count-less barriers (the whole block's): racecheck starts a new epoch for those blocks (a
+    completion orders what every arriving warp, bar.arrive or bar.sync, did before it with what the
+    released warps do after); synccheck checks each block's released threads all waited at one bar.sync (not
+    at different ones: divergent barriers) and none had exited instead."""
     san = b.sanitizer
     if san.races is not None:
-        san.races.barrier(np.flatnonzero(parked.reshape(b.nctas, -1).any(axis=1)))
+        san.races.barrier(ctas)
     if not san.on("synccheck"):
         return
     code = b.plan.code

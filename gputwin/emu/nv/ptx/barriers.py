@@ -1,0 +1,129 @@
+"""The sixteen named barriers of each CTA (bar/barrier .sync, .arrive, .red; PTX ISA "bar, barrier").
+
+Operand a names a barrier 0..15; operand b, when given, is how many threads take part (a multiple of the
+warp size; bar.arrive needs one), else every thread of the CTA does. A barrier counts warps: a warp has
+arrived when its live threads all have (bar.sync and bar.red park them; bar.arrive lets them run on). When
+the warps that arrived in the current phase reach the count (without a count: every warp of the CTA that
+has a live thread), the phase completes: its parked threads are released and the barrier starts afresh.
+
+Completion is checked when threads arrive and, by the executor, when no thread can run (exits shrink a
+count-less barrier's quorum). Parked threads whose barrier can never complete hang on hardware: a GpuHang
+(synccheck reports it first). Ids outside 0..15, counts that are not a multiple of 32, a warp whose lanes
+name different barriers and a bar.arrive without a count are IllegalInstruction (fail closed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, WAIT
+from gputwin.errors import GpuHang, IllegalInstruction
+
+NAMED = 16
+WARP = 32
+
+
+class Barriers:
+    def __init__(self, b):
+        self.b = b
+        self.at = np.full(b.T, -1, np.int64)        # the barrier a parked thread waits at (-1: none)
+        self.count = np.zeros(b.T, np.int64)        # its thread count (0: the whole CTA)
+        self.arrived = np.zeros((b.nctas, NAMED), np.int64)   # warps that passed bar.arrive this phase
+        self.expect = np.zeros((b.nctas, NAMED), np.int64)    # the thread count they gave
+        self.wpc = b.tpc_padded // WARP             # warps per CTA
+
+    def reach(self, ins, m, barrier, count, wait: bool) -> None:
+        """Threads `m` (None: all) execute a barrier instruction: `barrier`/`count` give operands a and b
+        (count None: absent); `wait` parks them until the phase completes."""
+        b = self.b
+        lanes = np.flatnonzero(b.valid if m is None else m & b.valid)
+        if lanes.size == 0:
+            return
+        ids = np.broadcast_to(barrier(), (b.T,))[lanes].astype(np.int64)
+        cnt = np.zeros(lanes.size, np.int64) if count is None else \
+            np.broadcast_to(count(), (b.T,))[lanes].astype(np.int64)
+        self._validate(ins, lanes, ids, cnt, wait)
+        if wait:
+            b.key[lanes] += WAIT + 1
+            self.at[lanes], self.count[lanes] = ids, cnt
+        else:
+            first = np.r_[True, np.diff(lanes // WARP) != 0]      # one arrival per warp
+            cta, bar = lanes[first] // b.tpc_padded, ids[first]
+            given = self.expect[cta, bar]
+            if ((given != 0) & (given != cnt[first])).any():
+                raise IllegalInstruction(f"{ins.text} at PTX line {ins.line}: warps arrive at one barrier with "
+                                         f"different thread counts (undefined in PTX)")
+            np.add.at(self.arrived, (cta, bar), 1)
+            self.expect[cta, bar] = cnt[first]
+        self.complete()
+
+    def _validate(self, ins, lanes, ids, cnt, wait) -> None:
+        where = f"{ins.text} at PTX line {ins.line}"
+        bad = ids >= NAMED
+        if bad.any():
+            raise IllegalInstruction(f"{where}: barrier {int(ids[np.argmax(bad)])} (a CTA has barriers 0..15)")
+        bad = (cnt % WARP != 0) | (cnt < 0)
+        if bad.any():
+            raise IllegalInstruction(f"{where}: thread count {int(cnt[np.argmax(bad)])} is not a multiple of the "
+                                     f"warp size")
+        if not wait and (cnt == 0).any():
+            raise IllegalInstruction(f"{where}: bar.arrive needs a nonzero thread count")
+        warp = lanes // WARP
+        split = (warp[1:] == warp[:-1]) & ((ids[1:] != ids[:-1]) | (cnt[1:] != cnt[:-1]))
+        if split.any():
+            raise IllegalInstruction(f"{where}: lanes of warp {int(warp[np.argmax(split)]) % self.wpc} name "
+                                     f"different barriers or counts")
+
+    def complete(self) -> bool:
+        """Complete every phase whose warps have all arrived: release its parked threads. True if any did."""
+        b = self.b
+        W, nctas = b.W, b.nctas
+        live = (b.valid & (b.key < EXIT)).reshape(W, WARP)
+        parked = live & (b.key >= WAIT).reshape(W, WARP)
+        waiting = parked.any(axis=1)
+        if not waiting.any() and not self.arrived.any():
+            return False
+        whole = waiting & (parked == live).all(axis=1)          # every live lane of the warp waits
+        at = self.at.reshape(W, WARP)
+        wid = np.where(parked, at, -1).max(axis=1)
+        wcnt = np.where(parked, self.count.reshape(W, WARP), 0).max(axis=1)
+        wcta = np.arange(W) // self.wpc
+        here = np.zeros((nctas, NAMED), np.int64)
+        np.add.at(here, (wcta[whole], wid[whole]), 1)
+        count = self.expect.copy()
+        count[wcta[waiting], wid[waiting]] = wcnt[waiting]
+        quorum = np.where(count > 0, count // WARP, live.any(axis=1).reshape(nctas, self.wpc).sum(axis=1)[:, None])
+        done = (here + self.arrived >= quorum) & ((here > 0) | (self.arrived > 0))
+        if not done.any():
+            return False
+        flat_cta = b.cta_of
+        released = (b.key >= WAIT) & (b.key < EXIT) & (self.at >= 0)
+        released &= done[flat_cta, np.maximum(self.at, 0)]
+        whole_cta = released & (self.count == 0)
+        b.key[released] -= WAIT
+        self.at[released] = -1
+        self.arrived[done] = 0
+        self.expect[done] = 0
+        if b.sanitizer is not None:
+            from gputwin.emu.nv.ptx.sanitize import barrier_released
+            barrier_released(b, whole_cta, np.flatnonzero(done.any(axis=1)))
+        still = (b.key >= WAIT) & (b.key < EXIT)
+        for red in [r for r in b.pending_red if not (r[0] & still).any()]:
+            red[1]()                                  # bar.red results, now that all its threads are released
+            b.pending_red.remove(red)
+        return True
+
+    def stuck(self, plan) -> None:
+        """No thread can run and no phase completes: the parked threads wait forever (a hang on hardware)."""
+        b = self.b
+        parked = (b.key >= WAIT) & (b.key < EXIT)
+        t = int(np.argmax(parked))
+        cta, bar, cnt = t // b.tpc_padded, int(self.at[t]), int(self.count[t])
+        live = (b.valid & (b.key < EXIT)).reshape(b.nctas, -1)[cta]
+        waiting = parked.reshape(b.nctas, -1)[cta] & (self.at.reshape(b.nctas, -1)[cta] == bar)
+        need = f"{cnt} threads" if cnt else f"all {int(live.sum())} live threads of the block"
+        ins = plan.code[int((b.key[t] - WAIT - 1) & (DEPTH - 1))]
+        detail = (f"barrier {bar} waits for {need}; {int(waiting.sum())} threads wait there and "
+                  f"{int(self.arrived[cta, bar]) * WARP} arrived with bar.arrive, and no other thread can arrive")
+        if b.sanitizer is not None and b.sanitizer.on("synccheck"):
+            b.sanitizer.report(b.finding(ins, "synccheck", "barrier never completes", t, detail=detail))
+        raise GpuHang(f"PTX kernel {plan.kernel}: {ins.text} at PTX line {ins.line} in block {cta}: {detail} "
+                      f"(the block hangs on hardware)")
