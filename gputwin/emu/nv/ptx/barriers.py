@@ -45,6 +45,7 @@ class Barriers:
             b.key[lanes] += WAIT + 1
             self.at[lanes], self.count[lanes] = ids, cnt
         else:
+            b.key[lanes] += 1                                     # on to the next instruction
             first = np.r_[True, np.diff(lanes // WARP) != 0]      # one arrival per warp
             cta, bar = lanes[first] // b.tpc_padded, ids[first]
             given = self.expect[cta, bar]
@@ -73,7 +74,7 @@ class Barriers:
                                      f"different barriers or counts")
 
     def complete(self) -> bool:
-        """Complete every phase whose warps have all arrived: release its parked threads. True if any did."""
+        """Complete every phase whose warps have all arrived: release its parked threads. True if any were."""
         b = self.b
         W, nctas = b.W, b.nctas
         live = (b.valid & (b.key < EXIT)).reshape(W, WARP)
@@ -109,7 +110,7 @@ class Barriers:
         for red in [r for r in b.pending_red if not (r[0] & still).any()]:
             red[1]()                                  # bar.red results, now that all its threads are released
             b.pending_red.remove(red)
-        return True
+        return bool(released.any())
 
     def stuck(self, plan) -> None:
         """No thread can run and no phase completes: the parked threads wait forever (a hang on hardware)."""

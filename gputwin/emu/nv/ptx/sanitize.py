@@ -81,7 +81,7 @@ class SanitizedBatch(Batch):
             self.sanitizer.report(self.finding(
                 ins, "racecheck", f"shared-memory {race.kind} race on {nbytes} bytes", idx[race.index],
                 address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes,
-                detail=f"{other} {earlier} it with no bar.sync in between"))
+                detail=f"{other} {earlier} it with no barrier in between"))
 
 
 def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray) -> None:
