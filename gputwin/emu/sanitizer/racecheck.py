@@ -6,10 +6,14 @@ LDS dword: the last writer (wave, epoch, and a mask of the bytes it wrote) and t
 for several, the epoch and the bytes read). An access conflicts when, in the same epoch, another wave
 wrote bytes it touches (read-after-write, write-after-write) or, for a write, another wave read them
 (write-after-read). That is a happens-before check, so it does not depend on the order the emulator
-happens to run the waves in. Lanes of one wave are ordered by the instruction stream and never race;
-atomics are not tracked (they may overlap). What it can miss: only the last writer of a dword is kept,
-so of two waves writing different bytes of one dword the first is forgotten; two waves writing parts of
-one dword in one instruction are reported only when both write the whole dword."""
+happens to run the waves in. Lanes of one wave are ordered by the instruction stream and never race,
+unless the core schedules them independently (NVIDIA Volta and later: `track_lanes`): then two lanes of
+one warp race when they touch the same bytes from different instructions with no warp sync (bar.warp.sync,
+`warp_synced`) or barrier in between; the lanes of one instruction never race with each other (a store's
+colliding lanes leave one of their values, as the hardware does). Atomics are not tracked (they may
+overlap). What it can miss: only the last writer of a dword is kept, so of two waves writing different
+bytes of one dword the first is forgotten; two waves writing parts of one dword in one instruction are
+reported only when both write the whole dword."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,6 +30,7 @@ class Race:
     index: int          # which access lane (into the arrays given to access())
     other_wave: int     # the other access's wave (MANY: several waves read)
     lanes: int          # access lanes of this instruction that conflict
+    other_lane: int = NONE   # with lanes tracked, a race inside one wave: the other lane (MANY: several)
 
 
 class LdsRaces:
@@ -39,6 +44,20 @@ class LdsRaces:
         self.read_mask = np.zeros(dwords, np.uint8)
         self.epoch = np.zeros(workgroups, np.int32)
         self._stamp = np.empty(dwords, np.int32)   # per-dword wave stamps within one instruction
+        self.wsync = None               # per wave: warp syncs passed (track_lanes), else lanes never race
+
+    def track_lanes(self, waves: int) -> None:
+        """Lanes of one wave are scheduled independently: record each access's lane and the wave's warp-sync
+        count with it, so accesses of two lanes of a wave with no warp sync between them conflict."""
+        dwords = self.writer.size
+        self.wsync = np.zeros(waves, np.int32)
+        self.write_lane, self.read_lane = np.full(dwords, NONE, np.int8), np.full(dwords, NONE, np.int8)
+        self.write_sync, self.read_sync = np.zeros(dwords, np.int32), np.zeros(dwords, np.int32)
+        self._lane_stamp = np.empty(dwords, np.int8)
+
+    def warp_synced(self, waves: np.ndarray) -> None:
+        """These waves (bool per wave) passed a warp sync: their lanes' earlier accesses are ordered."""
+        self.wsync += waves
 
     def barrier(self, local_workgroups: np.ndarray) -> None:
         """These workgroups (batch-local indices) passed a barrier: a new epoch starts for each."""
@@ -61,14 +80,19 @@ class LdsRaces:
         return lane[keep], cell.reshape(-1)[keep], mask[keep]
 
     def access(self, index: np.ndarray, waves: np.ndarray, local_wg: np.ndarray, nbytes: int,
-               write: bool) -> Race | None:
+               write: bool, lanes: np.ndarray | None = None) -> Race | None:
         """Check and record one instruction's LDS access: index = byte index into the batch's LDS of each
-        access lane (in range), waves its wave id, local_wg its batch-local workgroup."""
+        access lane (in range), waves its wave id, local_wg its batch-local workgroup, lanes its lane in
+        the wave (used when lanes are tracked)."""
         if index.size == 0:
             return None
         lane, cells, mask = self._cells(index.astype(np.int64), nbytes)
         wave = waves.astype(np.int32) if lane is None else waves.astype(np.int32)[lane]
         ep = self.epoch[local_wg] if lane is None else self.epoch[local_wg][lane]
+        intra = self.wsync is not None
+        if intra:
+            ln = lanes.astype(np.int8) if lane is None else lanes.astype(np.int8)[lane]
+            ws = self.wsync[wave]
         full = mask is None
         m = np.uint8(FULL) if full else mask
         # dwords several waves' lanes of this instruction touch: stamp each with a wave (the last lane's
@@ -77,13 +101,22 @@ class LdsRaces:
         winner = self._stamp[cells]
         mixed = winner != wave
         w = self.writer[cells]
-        conflict = (self.write_epoch[cells] == ep) & (w != NONE) & (w != wave)
+        same_epoch = self.write_epoch[cells] == ep
+        conflict = same_epoch & (w != NONE) & (w != wave)
+        if intra:      # another lane of this wave wrote it, and the wave has not synced since
+            conflict |= same_epoch & (w == wave) & (self.write_lane[cells] != ln) & (self.write_sync[cells] == ws)
         if not full:
             conflict &= (self.write_mask[cells] & m) != 0
         kind, other = ("write-after-write" if write else "read-after-write"), w
+        other_lane = self.write_lane[cells] if intra else None
         if write and not conflict.any():
             r = self.reader[cells]
-            conflict = (self.read_epoch[cells] == ep) & ((r == MANY) | ((r != NONE) & (r != wave)))
+            same_epoch = self.read_epoch[cells] == ep
+            conflict = same_epoch & ((r == MANY) | ((r != NONE) & (r != wave)))
+            if intra:
+                rl = self.read_lane[cells]
+                conflict |= same_epoch & (r == wave) & ((rl == MANY) | (rl != ln)) & (self.read_sync[cells] == ws)
+                other_lane = rl
             if not full:
                 conflict &= (self.read_mask[cells] & m) != 0
             kind, other = "write-after-read", r
@@ -93,19 +126,31 @@ class LdsRaces:
         if conflict.any():
             at = int(np.argmax(conflict))
             hit = conflict if lane is None else np.bincount(lane[conflict], minlength=index.size) > 0
-            found = Race(kind, at if lane is None else int(lane[at]), int(other[at]), int(np.count_nonzero(hit)))
+            inside = intra and int(other[at]) == int(wave[at])
+            found = Race(kind, at if lane is None else int(lane[at]), int(other[at]), int(np.count_nonzero(hit)),
+                         int(other_lane[at]) if inside else NONE)
         if write:
             if not full:
                 same = (self.writer[cells] == wave) & (self.write_epoch[cells] == ep)
                 m = np.where(same, self.write_mask[cells] | m, m)
             self.writer[cells], self.write_epoch[cells], self.write_mask[cells] = wave, ep, m
+            if intra:
+                self.write_lane[cells], self.write_sync[cells] = ln, ws
         else:
             prior, prior_ep = self.reader[cells], self.read_epoch[cells]
             now = prior_ep == ep
             several = mixed | (now & (prior != NONE) & (prior != wave))
+            if intra:      # several lanes of the wave read it since its last warp sync
+                self._lane_stamp[cells] = ln
+                lanes_several = (self._lane_stamp[cells] != ln) | (
+                    now & (prior == wave) & (self.read_sync[cells] == ws) & (self.read_lane[cells] != ln))
             if not full:
                 m = np.where(now, self.read_mask[cells] | m, m)
             self.reader[cells], self.read_epoch[cells], self.read_mask[cells] = wave, ep, m
             if several.any():
                 self.reader[cells[several]] = MANY
+            if intra:
+                self.read_lane[cells], self.read_sync[cells] = ln, ws
+                if lanes_several.any():
+                    self.read_lane[cells[lanes_several]] = MANY
         return found

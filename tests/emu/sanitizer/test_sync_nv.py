@@ -75,3 +75,47 @@ def test_a_count_no_arrival_completes_is_reported(target):
     msg = str(e)
     assert "synccheck: barrier never completes by warp 2 thread 64 of block (0, 0, 0)" in msg
     assert "barrier 0 waits for 128 threads; 64 threads wait there and 0 arrived with bar.arrive" in msg
+
+
+# --- threads of one warp (independent thread scheduling) -------------------------------------------------
+def _warp_kernel(target, name, bug, make):
+    spec, ptx = target
+    return run_sanitized(spec, ptx, name, lambda dev: make(dev) + (bug,), (64, 1, 1))
+
+
+def test_lanes_reading_what_their_neighbours_stored_need_a_syncwarp(target):
+    args = lambda dev: (_zeros(dev, 64), _filled(dev, 64))    # noqa: E731
+    assert _warp_kernel(target, "warp_rotate", 0, args) is None
+    e = _warp_kernel(target, "warp_rotate", 1, args)
+    assert isinstance(e, SanitizerError) and e.write is False
+    msg = str(e)
+    assert "racecheck: shared-memory read-after-write race on 4 bytes at 0x4 by warp 0 thread 0 of block" in msg
+    assert "`ld.shared.u32`" in msg
+    assert "thread 1 of the same warp wrote it with no __syncwarp (bar.warp.sync) or barrier in between" in msg
+    assert "(64 lanes)" in msg                                # every thread of both warps
+
+
+def test_lanes_of_one_store_do_not_race_but_a_later_store_does(target):
+    args = lambda dev: (_zeros(dev, 64),)    # noqa: E731
+    assert _warp_kernel(target, "warp_same_word", 0, args) is None
+    e = _warp_kernel(target, "warp_same_word", 1, args)
+    assert isinstance(e, SanitizerError)
+    msg = str(e)
+    assert "racecheck: shared-memory read-after-write race on 4 bytes at 0x0 by warp 0 thread 1 of block" in msg
+    assert "thread 0 of the same warp wrote it with no __syncwarp" in msg
+
+
+def test_before_volta_lanes_of_a_warp_do_not_race(monkeypatch):
+    """sm_60 runs a warp's lanes in step: the emulator's own launch (no driver) of the same PTX retargeted."""
+    from gputwin.emu.memory import AddressSpace
+    from gputwin.emu.nv.ptx import load_module, run_kernel
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "racecheck")
+    ptx = (FIXTURES / "sync.sm_80.ptx").read_text()
+    mem = AddressSpace()
+    mem.map(0x10000, 256)
+    mem.map(0x20000, 256)
+    params = np.array([0x10000, 0x20000], np.uint64).tobytes() + np.array([1], np.int32).tobytes()
+    with pytest.raises(SanitizerError, match="of the same warp"):
+        run_kernel(mem, load_module(ptx), "warp_rotate", block=(64, 1, 1), params=params, arch="sm_80")
+    old = load_module(ptx.replace(".target sm_80", ".target sm_60"))
+    run_kernel(mem, old, "warp_rotate", block=(64, 1, 1), params=params, arch="sm_60")

@@ -13,9 +13,11 @@ from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, WAIT
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.emu.sanitizer import checks, memcheck
 from gputwin.emu.sanitizer.checks import ATOMIC, LOAD, STORE, describe
+from gputwin.emu.sanitizer.racecheck import NONE
 from gputwin.emu.sanitizer.report import Finding
 
 TERMS = ("warp", "thread", "block")
+INDEPENDENT_THREADS = 70     # sm_70 (Volta) and later schedule a warp's threads independently
 ATOMIC_OPS = ("atom", "red")
 
 
@@ -25,6 +27,8 @@ class SanitizedBatch(Batch):
         self.sanitizer = session
         self.ctas = ctas
         session.start_batch(self.nctas * self.shared_size, self.nctas)
+        if session.races is not None and int(launch.arch[3:]) >= INDEPENDENT_THREADS:
+            session.races.track_lanes(self.W)
 
     # the full-mask gathers read memory without Batch.access: a sanitized batch takes the checked path,
     # except for shared loads when racecheck is off (the gather itself refuses any lane out of bounds)
@@ -73,15 +77,21 @@ class SanitizedBatch(Batch):
 
     def _race(self, ins, addrs, idx, nbytes, kind) -> None:
         flat = self.shared_base[idx] + addrs.view(np.int64)
-        race = self.sanitizer.races.access(flat, idx // 32, self.cta_of[idx], nbytes, kind == STORE)
+        race = self.sanitizer.races.access(flat, idx // 32, self.cta_of[idx], nbytes, kind == STORE, idx % 32)
         if race is not None:
             per = self.tpc_padded // 32
-            other = "several warps" if race.other_wave < 0 else f"warp {race.other_wave % per}"
             earlier = "read" if race.kind == "write-after-read" else "wrote"
+            if race.other_lane != NONE:       # two threads of one warp (independent thread scheduling)
+                warp = race.other_wave % per
+                other = "several threads of the same warp" if race.other_lane < 0 else \
+                    f"thread {warp * 32 + race.other_lane} of the same warp"
+                detail = f"{other} {earlier} it with no __syncwarp (bar.warp.sync) or barrier in between"
+            else:
+                other = "several warps" if race.other_wave < 0 else f"warp {race.other_wave % per}"
+                detail = f"{other} {earlier} it with no barrier in between"
             self.sanitizer.report(self.finding(
                 ins, "racecheck", f"shared-memory {race.kind} race on {nbytes} bytes", idx[race.index],
-                address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes,
-                detail=f"{other} {earlier} it with no barrier in between"))
+                address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes, detail=detail))
 
 
 def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray) -> None:
@@ -118,3 +128,11 @@ def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray) ->
                                  detail=f"{n} of its {int(b.valid.reshape(b.nctas, -1)[c].sum())} threads had "
                                         f"exited instead (bar.sync is undefined unless every thread of the "
                                         f"block reaches it)"))
+
+
+def warp_synced(b: SanitizedBatch, m) -> None:
+    """Threads `m` (None: all) passed bar.warp.sync: with lanes tracked, racecheck orders their warps'
+    earlier shared accesses before their later ones."""
+    races = b.sanitizer.races
+    if races is not None and races.wsync is not None:
+        races.warp_synced((b.valid if m is None else m).reshape(b.W, 32).any(axis=1))

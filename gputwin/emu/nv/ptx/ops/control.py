@@ -13,6 +13,7 @@ from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
+from gputwin.emu.nv.ptx.sanitize import warp_synced
 from gputwin.errors import GpuFault
 
 
@@ -193,6 +194,8 @@ def bar(ins, b):
                 b.key += 1
             else:
                 b.key[m] += 1
+            if b.sanitizer is not None:
+                warp_synced(b, m)
         return warp_sync
     if "cluster" in ins.mods:
         raise unmodelled(ins, "cluster barriers")
