@@ -41,6 +41,15 @@ class CopyEngine:
             raise self._bad(f"method {method:#x} is not modelled", addr)
         return True
 
+    def _lines(self, lines: int, addr: int):
+        """0..lines-1, under the watchdog (a runaway LINE_COUNT is a hang, not a host hang)."""
+        wd = watchdog.current() or watchdog.Watchdog()
+        for line in range(lines):
+            yield line
+            if line % 4096 == 4095 and wd.expired():
+                raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
+                              f"({self.ch.describe(addr)})")
+
     def _addr(self, upper: int, lower: int) -> int:
         return (self.regs.get(upper, 0) & m.UPPER_ADDRESS_MASK[self.class_id]) << 32 | self.regs.get(lower, 0)
 
@@ -64,14 +73,10 @@ class CopyEngine:
             pitch_in, pitch_out = self.regs.get(m.COPY_PITCH_IN, 0), self.regs.get(m.COPY_PITCH_OUT, 0)
             if self.gpu.mem.queue_races is not None:   # racecheck across channels: the copy is one operation
                 engine_op(self.ch, f"the copy engine's copy of {length * lines} bytes from {src:#x} to {dst:#x}",
-                          [(src + i * pitch_in, length, False) for i in range(lines)]
-                          + [(dst + i * pitch_out, length, True) for i in range(lines)])
-            wd = watchdog.current() or watchdog.Watchdog()
-            for line in range(lines if length else 0):
+                          ((a, length, write) for line in self._lines(lines if length else 0, addr)
+                           for a, write in ((src + line * pitch_in, False), (dst + line * pitch_out, True))))
+            for line in self._lines(lines if length else 0, addr):
                 mem_copy(self.gpu.mem, dst + line * pitch_out, src + line * pitch_in, length)
-                if line % 4096 == 4095 and wd.expired():
-                    raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
-                                  f"({self.ch.describe(addr)})")
             self.gpu.stats.copies += 1
             self.gpu.stats.copy_bytes += length * lines
         sem = (d >> m.LAUNCH_DMA_SEMAPHORE_TYPE_SHIFT) & 3

@@ -10,6 +10,13 @@ from tests.emu.nv.ptx.test_executor import kernel, run
 SHARED = ".shared .align 4 .b32 s[128];"
 
 
+@pytest.fixture(autouse=True)
+def unchecked(monkeypatch):
+    """The emulator's own semantics, on programs the sanitizers would rightly report (a spin on shared
+    memory, exits before a barrier): checked runs are tests/emu/sanitizer/test_sync_nv.py."""
+    monkeypatch.delenv("GPUTWIN_SANITIZE", raising=False)
+
+
 def test_a_warp_waits_only_for_the_count_of_its_barrier():
     """Warps 0-1 meet at barrier 1 (64 threads) and exchange values; warps 2-3 spin on shared memory until
     warp 0 passes barrier 1 and writes the flag: a CTA-wide release would deadlock the spinners."""
