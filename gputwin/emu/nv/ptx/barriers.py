@@ -34,6 +34,13 @@ class Barriers:
         """Threads `m` (None: all) execute a barrier instruction: `barrier`/`count` give operands a and b
         (count None: absent); `wait` parks them until the phase completes."""
         b = self.b
+        if m is None and self._whole_block_at_once(barrier, count):
+            b.key += 1                    # every warp of every block arrived together: the phase completes
+            if wait and b.sanitizer is not None:
+                from gputwin.emu.nv.ptx.sanitize import barrier_released
+                barrier_released(b, b.valid if count is None else np.zeros(b.T, bool), np.arange(b.nctas))
+            self._finish_reductions()
+            return
         lanes = np.flatnonzero(b.valid if m is None else m & b.valid)
         if lanes.size == 0:
             return
@@ -56,6 +63,28 @@ class Barriers:
             self.expect[cta, bar] = cnt[first]
         self.complete()
 
+    def _whole_block_at_once(self, barrier, count) -> bool:
+        """The common case, decided without per-thread work: every thread of the batch (no exits, no
+        padding: the executor's full mask) executes one barrier whose count, if any, is the whole block,
+        with no arrivals pending."""
+        a = barrier()
+        if np.ndim(a) or not 0 <= int(a) < NAMED or self.arrived.any():
+            return False
+        if count is None:
+            return True
+        n = count()
+        return not np.ndim(n) and int(n) == self.b.tpc_padded
+
+    def _finish_reductions(self) -> None:
+        """Run the bar.red results whose threads have all been released."""
+        b = self.b
+        if not b.pending_red:
+            return
+        still = (b.key >= WAIT) & (b.key < EXIT)
+        for red in [r for r in b.pending_red if not (r[0] & still).any()]:
+            red[1]()
+            b.pending_red.remove(red)
+
     def _validate(self, ins, lanes, ids, cnt, wait) -> None:
         where = f"{ins.text} at PTX line {ins.line}"
         bad = ids >= NAMED
@@ -77,27 +106,25 @@ class Barriers:
         """Complete every phase whose warps have all arrived: release its parked threads. True if any were."""
         b = self.b
         W, nctas = b.W, b.nctas
-        live = (b.valid & (b.key < EXIT)).reshape(W, WARP)
-        parked = live & (b.key >= WAIT).reshape(W, WARP)
-        waiting = parked.any(axis=1)
-        if not waiting.any() and not self.arrived.any():
+        parked_flat = (b.key >= WAIT) & (b.key < EXIT)
+        if not self.arrived.any() and not parked_flat.any():
             return False
+        live = (b.valid & (b.key < EXIT)).reshape(W, WARP)
+        parked = parked_flat.reshape(W, WARP)
+        waiting = parked.any(axis=1)
         whole = waiting & (parked == live).all(axis=1)          # every live lane of the warp waits
         at = self.at.reshape(W, WARP)
         wid = np.where(parked, at, -1).max(axis=1)
         wcnt = np.where(parked, self.count.reshape(W, WARP), 0).max(axis=1)
         wcta = np.arange(W) // self.wpc
-        here = np.zeros((nctas, NAMED), np.int64)
-        np.add.at(here, (wcta[whole], wid[whole]), 1)
+        here = np.bincount(wcta[whole] * NAMED + wid[whole], minlength=nctas * NAMED).reshape(nctas, NAMED)
         count = self.expect.copy()
         count[wcta[waiting], wid[waiting]] = wcnt[waiting]
         quorum = np.where(count > 0, count // WARP, live.any(axis=1).reshape(nctas, self.wpc).sum(axis=1)[:, None])
         done = (here + self.arrived >= quorum) & ((here > 0) | (self.arrived > 0))
         if not done.any():
             return False
-        flat_cta = b.cta_of
-        released = (b.key >= WAIT) & (b.key < EXIT) & (self.at >= 0)
-        released &= done[flat_cta, np.maximum(self.at, 0)]
+        released = parked_flat & done[b.cta_of, np.maximum(self.at, 0)]
         whole_cta = released & (self.count == 0)
         b.key[released] -= WAIT
         self.at[released] = -1
@@ -106,10 +133,7 @@ class Barriers:
         if b.sanitizer is not None:
             from gputwin.emu.nv.ptx.sanitize import barrier_released
             barrier_released(b, whole_cta, np.flatnonzero(done.any(axis=1)))
-        still = (b.key >= WAIT) & (b.key < EXIT)
-        for red in [r for r in b.pending_red if not (r[0] & still).any()]:
-            red[1]()                                  # bar.red results, now that all its threads are released
-            b.pending_red.remove(red)
+        self._finish_reductions()
         return bool(released.any())
 
     def stuck(self, plan) -> None:
