@@ -13,7 +13,15 @@ one warp race when they touch the same bytes from different instructions with no
 colliding lanes leave one of their values, as the hardware does). Atomics are not tracked (they may
 overlap). What it can miss: only the last writer of a dword is kept, so of two waves writing different
 bytes of one dword the first is forgotten; two waves writing parts of one dword in one instruction are
-reported only when both write the whole dword."""
+reported only when both write the whole dword.
+
+Barriers that only part of a workgroup takes part in (NVIDIA named barriers: `track_warps`) are
+happens-before edges between the warps that take part: each warp has a clock that ticks when it arrives
+at a barrier (a release of what it did before), and each warp knows, per warp of its block, the latest
+such release it acquired (at the completion of a phase it waited for: bar.sync acquires what every
+arrival of the phase released; bar.arrive acquires nothing). An access is ordered after a single earlier
+writer's or reader's when the accessing warp acquired a release of that warp made after it; several
+readers (MANY) are compared by the block's epoch as above."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,6 +53,7 @@ class LdsRaces:
         self.epoch = np.zeros(workgroups, np.int32)
         self._stamp = np.empty(dwords, np.int32)   # per-dword wave stamps within one instruction
         self.wsync = None               # per wave: warp syncs passed (track_lanes), else lanes never race
+        self.clock = None               # per wave: barrier arrivals (track_warps), else the epoch orders all
 
     def track_lanes(self, waves: int) -> None:
         """Lanes of one wave are scheduled independently: record each access's lane and the wave's warp-sync
@@ -54,6 +63,28 @@ class LdsRaces:
         self.write_lane, self.read_lane = np.full(dwords, NONE, np.int8), np.full(dwords, NONE, np.int8)
         self.write_sync, self.read_sync = np.zeros(dwords, np.int32), np.zeros(dwords, np.int32)
         self._lane_stamp = np.empty(dwords, np.int8)
+
+    def track_warps(self, waves: int, per_group: int, slots: int) -> None:
+        """Happens-before between single warps through barriers (`arrived`, `completed`): waves of
+        `per_group` per workgroup; `slots` barrier phases that can be open at once (workgroups x barriers)."""
+        dwords = self.writer.size
+        self.per_group = per_group
+        self.clock = np.zeros(waves, np.int32)                  # per warp: its arrivals so far
+        self.seen = np.zeros((waves, per_group), np.int32)      # per warp: the clocks of its block it acquired
+        self.phase = np.zeros((slots, per_group), np.int32)     # per open phase: the clocks its arrivals released
+        self.write_clock, self.read_clock = np.zeros(dwords, np.int32), np.zeros(dwords, np.int32)
+
+    def arrived(self, waves: np.ndarray, slots: np.ndarray) -> None:
+        """Warps `waves` (distinct) arrive at the barrier phases `slots`: each releases what it did before."""
+        self.clock[waves] += 1
+        self.phase[slots, waves % self.per_group] = self.clock[waves]
+
+    def completed(self, waiters: np.ndarray, slots: np.ndarray, done: np.ndarray) -> None:
+        """The phases `done` completed; the warps `waiters` (distinct, waiting at `slots`) arrived with their
+        completion and acquire what every arrival of their phase released."""
+        self.arrived(waiters, slots)
+        self.seen[waiters] = np.maximum(self.seen[waiters], self.phase[slots])
+        self.phase[done] = 0
 
     def warp_synced(self, waves: np.ndarray) -> None:
         """These waves (bool per wave) passed a warp sync: their lanes' earlier accesses are ordered."""
@@ -102,7 +133,12 @@ class LdsRaces:
         mixed = winner != wave
         w = self.writer[cells]
         same_epoch = self.write_epoch[cells] == ep
-        conflict = same_epoch & (w != NONE) & (w != wave)
+        clocked = self.clock is not None
+        if clocked:      # the writer's release after the write not acquired by this warp
+            conflict = (w != NONE) & (w != wave) & (
+                self.seen[wave, np.maximum(w, 0) % self.per_group] <= self.write_clock[cells])
+        else:
+            conflict = same_epoch & (w != NONE) & (w != wave)
         if intra:      # another lane of this wave wrote it, and the wave has not synced since
             conflict |= same_epoch & (w == wave) & (self.write_lane[cells] != ln) & (self.write_sync[cells] == ws)
         if not full:
@@ -112,7 +148,11 @@ class LdsRaces:
         if write and not conflict.any():
             r = self.reader[cells]
             same_epoch = self.read_epoch[cells] == ep
-            conflict = same_epoch & ((r == MANY) | ((r != NONE) & (r != wave)))
+            if clocked:
+                conflict = (same_epoch & (r == MANY)) | ((r >= 0) & (r != wave) & (
+                    self.seen[wave, np.maximum(r, 0) % self.per_group] <= self.read_clock[cells]))
+            else:
+                conflict = same_epoch & ((r == MANY) | ((r != NONE) & (r != wave)))
             if intra:
                 rl = self.read_lane[cells]
                 conflict |= same_epoch & (r == wave) & ((rl == MANY) | (rl != ln)) & (self.read_sync[cells] == ws)
@@ -134,6 +174,8 @@ class LdsRaces:
                 same = (self.writer[cells] == wave) & (self.write_epoch[cells] == ep)
                 m = np.where(same, self.write_mask[cells] | m, m)
             self.writer[cells], self.write_epoch[cells], self.write_mask[cells] = wave, ep, m
+            if clocked:
+                self.write_clock[cells] = self.clock[wave]
             if intra:
                 self.write_lane[cells], self.write_sync[cells] = ln, ws
         else:
@@ -147,6 +189,8 @@ class LdsRaces:
             if not full:
                 m = np.where(now, self.read_mask[cells] | m, m)
             self.reader[cells], self.read_epoch[cells], self.read_mask[cells] = wave, ep, m
+            if clocked:
+                self.read_clock[cells] = self.clock[wave]
             if several.any():
                 self.reader[cells[several]] = MANY
             if intra:

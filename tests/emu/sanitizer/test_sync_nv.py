@@ -119,3 +119,57 @@ def test_before_volta_lanes_of_a_warp_do_not_race(monkeypatch):
         run_kernel(mem, load_module(ptx), "warp_rotate", block=(64, 1, 1), params=params, arch="sm_80")
     old = load_module(ptx.replace(".target sm_80", ".target sm_60"))
     run_kernel(mem, old, "warp_rotate", block=(64, 1, 1), params=params, arch="sm_60")
+
+
+# --- a barrier orders the warps that take part, not the whole block -----------------------------------------
+OUTSIDER = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b32 s[4];
+    mov.u32 %r0, %tid.x;
+    setp.lt.u32 %p1, %r0, 64;
+    @%p1 bra INSIDE;
+    st.shared.u32 [s], %r0;
+    ARRIVE
+    bra DONE;
+INSIDE:
+    bar.sync 1, COUNT;
+    ld.shared.u32 %r1, [s];
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r0, 4;
+    add.u64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], %r1;
+DONE:
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_a_barrier_orders_only_the_warps_that_take_part(monkeypatch, arch):
+    """Warp 2 stores, then warps 0-1 meet at barrier 1 and load it: warp 2 took no part, so the load races
+    with its store (a block-wide epoch would have hidden it); when warp 2 arrives at the barrier (a count of
+    96), its store is released to them and nothing is reported."""
+    from gputwin.emu.memory import AddressSpace
+    from gputwin.emu.nv.ptx import load_module, run_kernel
+    monkeypatch.setenv("GPUTWIN_SANITIZE", "racecheck")
+    monkeypatch.delenv("GPUTWIN_SANITIZE_REPORT", raising=False)
+    mem = AddressSpace()
+    mem.map(0x10000, 512)
+    params = np.array([0x10000], np.uint64).tobytes()
+
+    def run(text):
+        run_kernel(mem, load_module(text.replace(".target sm_80", f".target {arch}")), "k", block=(96, 1, 1),
+                   params=params, arch=arch)
+    with pytest.raises(SanitizerError) as e:
+        run(OUTSIDER.replace("ARRIVE", "").replace("COUNT", "64"))
+    assert "shared-memory read-after-write race on 4 bytes at 0x0 by warp 0 thread 0" in str(e.value)
+    assert "warp 2 wrote it with no barrier in between" in str(e.value)
+    run(OUTSIDER.replace("ARRIVE", "bar.arrive 1, 96;").replace("COUNT", "96"))
+    got = mem.view(0x10000, 256).view(np.uint32)
+    assert (got == got[0]).all() and 64 <= got[0] < 96          # one of warp 2's colliding stores

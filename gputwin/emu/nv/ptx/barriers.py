@@ -36,9 +36,17 @@ class Barriers:
         b = self.b
         if m is None and self._whole_block_at_once(barrier, count):
             b.key += 1                    # every warp of every block arrived together: the phase completes
-            if wait and b.sanitizer is not None:
-                from gputwin.emu.nv.ptx.sanitize import barrier_released
-                barrier_released(b, b.valid if count is None else np.zeros(b.T, bool), np.arange(b.nctas))
+            if b.sanitizer is not None:
+                from gputwin.emu.nv.ptx.sanitize import barrier_arrived, barrier_released
+                warps = np.arange(b.W)
+                slots = warps // self.wpc * NAMED + int(barrier())
+                if wait:
+                    barrier_released(b, b.valid if count is None else np.zeros(b.T, bool), np.arange(b.nctas),
+                                     warps, slots, np.unique(slots))
+                else:
+                    barrier_arrived(b, warps, slots)
+                    barrier_released(b, np.zeros(b.T, bool), np.arange(b.nctas), warps[:0], slots[:0],
+                                     np.unique(slots))
             self._finish_reductions()
             return
         lanes = np.flatnonzero(b.valid if m is None else m & b.valid)
@@ -61,6 +69,9 @@ class Barriers:
                                          f"different thread counts (undefined in PTX)")
             np.add.at(self.arrived, (cta, bar), 1)
             self.expect[cta, bar] = cnt[first]
+            if b.sanitizer is not None:
+                from gputwin.emu.nv.ptx.sanitize import barrier_arrived
+                barrier_arrived(b, lanes[first] // WARP, cta * NAMED + bar)
         self.complete()
 
     def _whole_block_at_once(self, barrier, count) -> bool:
@@ -126,13 +137,18 @@ class Barriers:
             return False
         released = parked_flat & done[b.cta_of, np.maximum(self.at, 0)]
         whole_cta = released & (self.count == 0)
+        if b.sanitizer is not None:     # the warps released, each with the phase it waited for
+            first = np.flatnonzero(released.reshape(W, WARP).any(axis=1))
+            lane0 = first * WARP + np.argmax(released.reshape(W, WARP)[first], axis=1)
+            waiters, waiter_slots = first, b.cta_of[lane0] * NAMED + self.at[lane0]
         b.key[released] -= WAIT
         self.at[released] = -1
         self.arrived[done] = 0
         self.expect[done] = 0
         if b.sanitizer is not None:
             from gputwin.emu.nv.ptx.sanitize import barrier_released
-            barrier_released(b, whole_cta, np.flatnonzero(done.any(axis=1)))
+            barrier_released(b, whole_cta, np.flatnonzero(done.any(axis=1)), waiters, waiter_slots,
+                             np.flatnonzero(done.reshape(-1)))
         self._finish_reductions()
         return bool(released.any())
 

@@ -18,6 +18,7 @@ from gputwin.emu.sanitizer.report import Finding
 
 TERMS = ("warp", "thread", "block")
 INDEPENDENT_THREADS = 70     # sm_70 (Volta) and later schedule a warp's threads independently
+NAMED_BARRIERS = 16
 ATOMIC_OPS = ("atom", "red")
 
 
@@ -27,8 +28,11 @@ class SanitizedBatch(Batch):
         self.sanitizer = session
         self.ctas = ctas
         session.start_batch(self.nctas * self.shared_size, self.nctas)
-        if session.races is not None and int(launch.arch[3:]) >= INDEPENDENT_THREADS:
-            session.races.track_lanes(self.W)
+        races = session.races
+        if races is not None:
+            races.track_warps(self.W, self.tpc_padded // 32, self.nctas * NAMED_BARRIERS)
+            if int(launch.arch[3:]) >= INDEPENDENT_THREADS:
+                races.track_lanes(self.W)
 
     # the full-mask gathers read memory without Batch.access: a sanitized batch takes the checked path,
     # except for shared loads when racecheck is off (the gather itself refuses any lane out of bounds)
@@ -94,14 +98,23 @@ class SanitizedBatch(Batch):
                 address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes, detail=detail))
 
 
-def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray) -> None:
-    """A phase of a named barrier completed in each of the blocks `ctas` (barriers.py), releasing `parked`
-    from count-less barriers (the whole block's): racecheck starts a new epoch for those blocks (a
-    completion orders what every arriving warp, bar.arrive or bar.sync, did before it with what the
-    released warps do after); synccheck checks each block's released threads all waited at one bar.sync (not
+def barrier_arrived(b: SanitizedBatch, warps: np.ndarray, slots: np.ndarray) -> None:
+    """Warps passed bar.arrive at the phases `slots` (block * 16 + barrier): racecheck's release."""
+    if b.sanitizer.races is not None:
+        b.sanitizer.races.arrived(warps, slots)
+
+
+def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray, waiters: np.ndarray,
+                     waiter_slots: np.ndarray, done: np.ndarray) -> None:
+    """Phases `done` (block * 16 + barrier) of named barriers completed, in the blocks `ctas` (barriers.py),
+    releasing the warps `waiters` parked at `waiter_slots`, and `parked` the threads released from
+    count-less barriers (the whole block's). racecheck: the waiters acquire what every arrival of their
+    phase (bar.arrive or bar.sync) released, and the blocks start a new epoch (for several readers and
+    threads of one warp); synccheck checks each block's released threads all waited at one bar.sync (not
     at different ones: divergent barriers) and none had exited instead."""
     san = b.sanitizer
     if san.races is not None:
+        san.races.completed(waiters, waiter_slots, done)
         san.races.barrier(ctas)
     if not san.on("synccheck"):
         return
