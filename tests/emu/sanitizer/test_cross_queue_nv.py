@@ -10,12 +10,11 @@ import pathlib
 import numpy as np
 import pytest
 
-import gputwin
 from gputwin.abi import nv_methods as m
 from gputwin.abi.nv_sanitizer_report import HOST_OBSERVED, host_observed_marker
 from gputwin.drivers.nv.queues import NVComputeQueue, NVCopyQueue
 from gputwin.errors import SanitizerError
-from tests.emu.sanitizer.test_cross_queue import _copy_then_kernel
+from tests.emu.sanitizer.test_cross_queue import _copy_then_kernel, kernel_then_copy_back
 
 PTX = (pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "nv" / "sanitize" / "sanitize.ptx").read_text()
 
@@ -57,26 +56,11 @@ def test_a_host_wait_the_driver_announces_orders_the_channels(target, no_gpu_wai
 
 
 def test_copy_reading_what_a_kernel_wrote_without_an_acquire(target, no_gpu_waits):
-    spec, image = target
-    dev = gputwin.open_device(spec)
-    try:
-        kernel = dev.load(image, "shift_write")
-        out, src = dev.alloc(256), dev.alloc(256)
-        dev.copyin(src, np.arange(64, dtype=np.uint32))
-        dev.copyin(out, np.zeros(64, np.uint32))
-        dev.synchronize()                       # the inputs are in place; the bug is the copy back
-        kernel(out, src, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
-        with pytest.raises(SanitizerError) as e:
-            dev.copyout(np.zeros(64, np.uint32), out)
-        msg = str(e.value)
-        assert f"racecheck: cross-queue read-after-write race at {out.va:#x}" in msg
-        assert e.value.address == out.va and e.value.write is False and "copy" in e.value.queue
-        assert "the copy engine's copy of 256 bytes from " in msg and "the kernel shift_write at 0x" in msg
-    finally:
-        try:
-            dev.close()
-        except SanitizerError:
-            pass
+    e, va = kernel_then_copy_back(target)
+    msg = str(e)
+    assert f"racecheck: cross-queue read-after-write race at {va:#x}" in msg
+    assert e.address == va and e.write is False and "copy" in e.queue
+    assert "the copy engine's copy of 256 bytes from " in msg and "the kernel shift_write at 0x" in msg
 
 
 def test_the_marker_is_nop_data():
