@@ -1,7 +1,6 @@
 """Named barriers (barriers.py): bar.arrive counts warps without waiting, bar.sync waits for its barrier's
 count only (other barriers and warps run on), a count-less bar.sync waits for every live warp of the
 block, a barrier no arrival completes hangs, and operands PTX leaves undefined fail closed."""
-import numpy as np
 import pytest
 
 from gputwin.errors import GpuHang, IllegalInstruction

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
-from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
 from gputwin.emu.nv.ptx.sanitize import warp_synced
