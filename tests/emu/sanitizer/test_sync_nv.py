@@ -173,3 +173,12 @@ def test_a_barrier_orders_only_the_warps_that_take_part(monkeypatch, arch):
     run(OUTSIDER.replace("ARRIVE", "bar.arrive 1, 96;").replace("COUNT", "96"))
     got = mem.view(0x10000, 256).view(np.uint32)
     assert (got == got[0]).all() and 64 <= got[0] < 96          # one of warp 2's colliding stores
+
+
+def test_report_all_lists_the_barrier_then_the_hang(target, monkeypatch):
+    monkeypatch.setenv("GPUTWIN_SANITIZE_REPORT", "all")
+    e, _ = _producer_consumer(target, 3, rounds=1)
+    assert isinstance(e, SanitizerError)
+    assert e.findings[0].startswith("synccheck: barrier never completes")
+    assert "then the dispatch faulted: PTX kernel producer_consumer: bar.sync at PTX line" in str(e)
+    assert "(the block hangs on hardware)" in str(e)

@@ -112,10 +112,10 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
                 progress.show()
         if session is not None:
             session.finish()
-    except GpuFault as e:
+    except (GpuFault, GpuHang) as e:
         if session is None:
             raise
-        session.finish(e)       # raises the findings (with the fault after them), else nothing
+        session.finish(e)       # raises the findings (with the fault or hang after them), else nothing
         raise
     finally:
         progress.close()
