@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import time
 
+from gputwin import sanitizer_config
 from gputwin.abi import nv_classes as c
 from gputwin.abi import nv_ctrl as k
 from gputwin.abi import nv_methods as m
@@ -72,6 +73,8 @@ class NVDevice(HCQDevice):
         self._host_memory = []      # anonymous mappings behind allocations, unmapped at close
         self._next_va = VA_BASE
         self.name = f"NV:{index}"
+        # under racecheck, an emulated GPU hears of the host's waits (gputwin.abi.nv_sanitizer_report)
+        self.announces_host_waits = ptx_native and "racecheck" in sanitizer_config.checkers()
         try:
             self._open()
             super().__init__()
@@ -257,16 +260,20 @@ class NVDevice(HCQDevice):
     def _raise_sanitizer_report(self) -> None:
         """The emulated GPU's checkers stopped the compute channel: raise their findings (gputwin's mock RM
         only, gputwin.abi.nv_sanitizer_report; a real RM refuses the control and this returns)."""
-        try:
-            rep = self.rm.control(self.compute_channel.handle, sr.NV906F_CTRL_CMD_GPUTWIN_GET_SANITIZER_REPORT,
-                                  sr.GPUTWIN_SANITIZER_REPORT_PARAMS())
-        except r.RmError:
+        for ch in (self.compute_channel, self.copy_channel):    # racecheck across channels stops a copy too
+            try:
+                rep = self.rm.control(ch.handle, sr.NV906F_CTRL_CMD_GPUTWIN_GET_SANITIZER_REPORT,
+                                      sr.GPUTWIN_SANITIZER_REPORT_PARAMS())
+                break
+            except r.RmError:
+                continue
+        else:
             return
         message = rep.message.decode(errors="replace")
         lines = message.splitlines()
         findings = [x.strip() for x in lines[1:]] if len(lines) > 1 else lines
         raise SanitizerError(f"{self.name}: {message}", findings=findings, address=rep.address or None,
-                             write=bool(rep.write), line=rep.line or None, queue=self.compute_channel.name,
+                             write=bool(rep.write), line=rep.line or None, queue=ch.name,
                              kernel=rep.kernel.decode(errors="replace") or None,
                              instruction=rep.instruction.decode(errors="replace") or None)
 

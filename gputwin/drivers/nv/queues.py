@@ -1,8 +1,10 @@
 """Pushbuffers for the NV channels: the host semaphores every submission waits on and signals, copy-class
-LAUNCH_DMA copies and compute-class QMD launches, encoded with the method headers of gputwin.abi.nv_methods."""
+LAUNCH_DMA copies and compute-class QMD launches, encoded with the method headers of gputwin.abi.nv_methods.
+Under racecheck a submission starts with gputwin's host-observed marker (NOP data; the hardware ignores it)."""
 from __future__ import annotations
 
 from gputwin.abi import nv_methods as m
+from gputwin.abi.nv_sanitizer_report import host_observed_marker
 from gputwin.drivers.hcq import HWComputeQueue, HWCopyQueue, TimelineSignal
 
 
@@ -22,13 +24,21 @@ def sem_release(signal: TimelineSignal, value: int) -> list[int]:
                m.SEM_EXECUTE_OPERATION_RELEASE | m.SEM_EXECUTE_RELEASE_WFI | m.SEM_EXECUTE_PAYLOAD_SIZE_64BIT)
 
 
-class NVCopyQueue(HWCopyQueue):
+class HostMethods:
+    """What both channels' queues share: the host class's semaphores, and the marker first."""
+
     def wait(self, signal, value):
         return self.q(*sem_acquire(signal, value))
 
     def signal(self, signal, value):
         return self.q(*sem_release(signal, value))
 
+    def announce_observed(self, signal, value):
+        self.cmds[:0] = host_observed_marker(signal.va, value)
+        return self
+
+
+class NVCopyQueue(HostMethods, HWCopyQueue):
     def copy(self, dst_va: int, src_va: int, size: int):
         s = m.SUBCHANNEL_COPY
         self.q(*inc(s, m.COPY_OFFSET_IN_UPPER, src_va >> 32, src_va & 0xFFFFFFFF, dst_va >> 32, dst_va & 0xFFFFFFFF))
@@ -41,13 +51,7 @@ class NVCopyQueue(HWCopyQueue):
         return self
 
 
-class NVComputeQueue(HWComputeQueue):
-    def wait(self, signal, value):
-        return self.q(*sem_acquire(signal, value))
-
-    def signal(self, signal, value):
-        return self.q(*sem_release(signal, value))
-
+class NVComputeQueue(HostMethods, HWComputeQueue):
     def launch(self, qmd_va: int):
         s = m.SUBCHANNEL_COMPUTE
         self.q(*inc(s, m.COMPUTE_INVALIDATE_SHADER_CACHES_NO_WFI, 0))

@@ -60,7 +60,7 @@ class ComputeEngine:
         va = (self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_A, 0) & m.UPPER_ADDRESS_MASK[self.class_id]) << 32 | self.regs.get(
             m.COMPUTE_SET_REPORT_SEMAPHORE_B, 0)
         one_word = bool(d & m.REPORT_SEMAPHORE_D_STRUCTURE_SIZE_ONE_WORD)
-        release(self.gpu, va, self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_C, 0), False, not one_word,
+        release(self.ch, va, self.regs.get(m.COMPUTE_SET_REPORT_SEMAPHORE_C, 0), False, not one_word,
                 f"SET_REPORT_SEMAPHORE on {self.ch.name}")
 
     # --- QMD launches -----------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ class ComputeEngine:
         va = qmd.get(f"RELEASE{i}_ADDRESS_UPPER") << 32 | qmd.get(f"RELEASE{i}_ADDRESS_LOWER")
         wide = bool(qmd.get(f"RELEASE{i}_PAYLOAD64B"))
         payload = qmd.get(f"RELEASE{i}_PAYLOAD_LOWER") | (qmd.get(f"RELEASE{i}_PAYLOAD_UPPER") << 32 if wide else 0)
-        release(self.gpu, va, payload, wide, size == q.RELEASE_STRUCTURE_SIZE_FOUR_WORDS,
+        release(self.ch, va, payload, wide, size == q.RELEASE_STRUCTURE_SIZE_FOUR_WORDS,
                 f"QMD RELEASE{i} on {self.ch.name}")
 
     def _program(self, va: int) -> tuple[str, str]:
@@ -141,8 +141,15 @@ class ComputeEngine:
                             f"{off:#x} for {name}", addr)
         params = self.gpu.mem.read(cb_va + off, k.params_size)
         dynamic = max(shared - k.static_shared_bytes, 0)
-        counters = run_kernel(self.gpu.mem, mod, name, grid=grid, block=block, params=params,
-                              dynamic_shared_bytes=dynamic, arch=self.gpu.arch)
+        races = self.gpu.mem.queue_races
+        if races is not None:           # racecheck across channels: the launch is one operation of this channel
+            races.begin(self.ch.name, f"the kernel {name} at {prog_va:#x}")
+        try:
+            counters = run_kernel(self.gpu.mem, mod, name, grid=grid, block=block, params=params,
+                                  dynamic_shared_bytes=dynamic, arch=self.gpu.arch)
+        finally:
+            if races is not None:
+                races.end()
         self.gpu.stats.warps += getattr(counters, "warps", 0)
         self.gpu.stats.warp_insts += getattr(counters, "warp_insts", 0)
         self.gpu.stats.lane_ops += getattr(counters, "lane_ops", 0)

@@ -14,6 +14,7 @@ from gputwin.emu import watchdog
 from gputwin.emu.memops import copy as mem_copy
 from gputwin.emu.nv.channel import MethodError
 from gputwin.emu.nv.host import release
+from gputwin.emu.sanitizer.queues import engine_op
 from gputwin.errors import GpuHang
 
 _STATE = (m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B, m.COPY_SET_SEMAPHORE_PAYLOAD, m.COPY_OFFSET_IN_UPPER,
@@ -40,6 +41,15 @@ class CopyEngine:
             raise self._bad(f"method {method:#x} is not modelled", addr)
         return True
 
+    def _lines(self, lines: int, addr: int):
+        """0..lines-1, under the watchdog (a runaway LINE_COUNT is a hang, not a host hang)."""
+        wd = watchdog.current() or watchdog.Watchdog()
+        for line in range(lines):
+            yield line
+            if line % 4096 == 4095 and wd.expired():
+                raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
+                              f"({self.ch.describe(addr)})")
+
     def _addr(self, upper: int, lower: int) -> int:
         return (self.regs.get(upper, 0) & m.UPPER_ADDRESS_MASK[self.class_id]) << 32 | self.regs.get(lower, 0)
 
@@ -61,12 +71,12 @@ class CopyEngine:
             length = self.regs.get(m.COPY_LINE_LENGTH_IN, 0)
             lines = self.regs.get(m.COPY_LINE_COUNT, 1) if d & m.LAUNCH_DMA_MULTI_LINE_ENABLE else 1
             pitch_in, pitch_out = self.regs.get(m.COPY_PITCH_IN, 0), self.regs.get(m.COPY_PITCH_OUT, 0)
-            wd = watchdog.current() or watchdog.Watchdog()
-            for line in range(lines if length else 0):
+            if self.gpu.mem.queue_races is not None:   # racecheck across channels: the copy is one operation
+                engine_op(self.ch, f"the copy engine's copy of {length * lines} bytes from {src:#x} to {dst:#x}",
+                          ((a, length, write) for line in self._lines(lines if length else 0, addr)
+                           for a, write in ((src + line * pitch_in, False), (dst + line * pitch_out, True))))
+            for line in self._lines(lines if length else 0, addr):
                 mem_copy(self.gpu.mem, dst + line * pitch_out, src + line * pitch_in, length)
-                if line % 4096 == 4095 and wd.expired():
-                    raise GpuHang(f"copy class: LAUNCH_DMA of {lines} lines still copying after the watchdog "
-                                  f"({self.ch.describe(addr)})")
             self.gpu.stats.copies += 1
             self.gpu.stats.copy_bytes += length * lines
         sem = (d >> m.LAUNCH_DMA_SEMAPHORE_TYPE_SHIFT) & 3
@@ -79,7 +89,7 @@ class CopyEngine:
             payload = self.regs.get(m.COPY_SET_SEMAPHORE_PAYLOAD, 0)
             if wide:
                 payload |= self.regs.get(m.COPY_SET_SEMAPHORE_PAYLOAD_UPPER, 0) << 32
-            release(self.gpu, self._addr(m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B), payload, wide, sem == 2,
+            release(self.ch, self._addr(m.COPY_SET_SEMAPHORE_A, m.COPY_SET_SEMAPHORE_B), payload, wide, sem == 2,
                     f"LAUNCH_DMA semaphore on {self.ch.name}")
         intr = (d >> m.LAUNCH_DMA_INTERRUPT_TYPE_SHIFT) & 3
         if intr == 2:

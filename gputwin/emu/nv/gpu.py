@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from gputwin.abi.nv_classes import CBANK0_PARAM_OFFSET
 from gputwin.emu import watchdog
 from gputwin.emu.engine import UnitRunner
+from gputwin import sanitizer_config
 from gputwin.emu.memory import AddressSpace
+from gputwin.emu.sanitizer.queues import QueueRaces
 from gputwin.errors import GpuHang
 
 
@@ -92,6 +94,8 @@ class NVGPU(UnitRunner):
         self.profile, self.arch = PROFILES[arch], arch
         self.name = name or arch
         self.mem = AddressSpace(f"{self.name} GPU VM")
+        if "racecheck" in sanitizer_config.checkers():     # across channels: read when the GPU is made
+            self.mem.queue_races = QueueRaces()
         self.channels: dict[int, object] = {}         # work-submit token -> Channel
         self.listener = None
         self.stats = _Stats()

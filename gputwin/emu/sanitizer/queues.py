@@ -235,15 +235,21 @@ def lanes(races: QueueRaces, mem, addrs: np.ndarray, nbytes: int, write: bool) -
     for r, sel in groups:
         a = addrs if sel is None else addrs[sel]
         first = int(a[0]) - r.base
+        kept = None
         if dense(a, nbytes) and first >= 0 and first + a.size * nbytes <= r.data.size:
             offs = slice(first, first + a.size * nbytes)          # consecutive lanes: one range
         else:
+            repeat = a[1:] == a[:-1]       # neighbouring lanes at one address (a broadcast): its bytes once
+            if repeat.any():
+                kept = np.flatnonzero(np.r_[True, ~repeat])
+                a = a[kept]
             offs = byte_offsets((a - np.uint64(r.base)).astype(np.int64), nbytes)
             if sel is not None:
                 offs = np.minimum(offs, r.data.size - 1)          # a lane past the mapping faults anyway
         found = races.access(r, offs, write)
         if found is not None:
             lane = found.index // nbytes
+            lane = lane if kept is None else int(kept[lane])
             return found, lane if sel is None else int(sel[lane])
     return None
 

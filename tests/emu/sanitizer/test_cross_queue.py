@@ -119,7 +119,8 @@ def test_a_host_wait_the_driver_announces_orders_the_queues(target, no_gpu_waits
     assert (got == np.arange(64)).all()
 
 
-def test_copy_reading_what_a_kernel_wrote_without_a_wait(target, no_gpu_waits):
+def kernel_then_copy_back(target) -> tuple[SanitizerError, int]:
+    """shift_write, then a copy back of what it wrote with no wait between: the error and the buffer's va."""
     spec, image = target
     dev = gputwin.open_device(spec)
     try:
@@ -131,15 +132,20 @@ def test_copy_reading_what_a_kernel_wrote_without_a_wait(target, no_gpu_waits):
         kernel(out, src, 64, 0, grid=(1, 1, 1), block=(64, 1, 1))
         with pytest.raises(SanitizerError) as e:
             dev.copyout(np.zeros(64, np.uint32), out)
-        msg = str(e.value)
-        assert f"racecheck: cross-queue read-after-write race at {out.va:#x}" in msg
-        assert e.value.address == out.va and e.value.write is False
-        assert "the SDMA copy of 256 bytes from " in msg and "the kernel at 0x" in msg
+        return e.value, out.va
     finally:
         try:
             dev.close()
         except SanitizerError:
             pass
+
+
+def test_copy_reading_what_a_kernel_wrote_without_a_wait(target, no_gpu_waits):
+    e, va = kernel_then_copy_back(target)
+    msg = str(e)
+    assert f"racecheck: cross-queue read-after-write race at {va:#x}" in msg
+    assert e.address == va and e.write is False
+    assert "the SDMA copy of 256 bytes from " in msg and "the kernel at 0x" in msg
 
 
 # --- the vector clocks alone ----------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def test_missing_bar_sync_in_a_shared_reduction(spec):
     assert isinstance(e, SanitizerError)
     msg = str(e)
     assert "racecheck: shared-memory read-after-write race on 4 bytes" in msg
-    assert "with no bar.sync in between" in msg and "`ld.shared.u32`" in msg
+    assert "with no barrier in between" in msg and "`ld.shared.u32`" in msg
     other = int(msg.split(": warp ")[1].split()[0])      # "... by warp W thread T ...: warp O wrote it"
     assert other != e.wave
 

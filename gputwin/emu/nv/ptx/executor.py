@@ -15,9 +15,10 @@ holding it, across all warps and CTAs of the batch at once (numpy arrays over wa
     members when they reach the same instruction. If nothing else can run, the waiting lanes go ahead as
     they are (members that can never come, as in divergent shuffles PTX leaves undefined).
     `activemask` does not wait: it reports the lanes executing that step.
-  * Barriers: bar.sync parks the arriving threads; when no thread of the batch can run, every parked
-    thread is released (all live threads of their CTA have then arrived, or exited: exited threads do
-    not hold a barrier back). So CTAs re-synchronise at barriers and keep running vectorised.
+  * Barriers: bar.sync parks the arriving threads until their named barrier's phase completes (barriers.py:
+    the warps it counts have arrived, by bar.sync or bar.arrive; exited threads do not hold a count-less
+    barrier back). A CTA whose warps reach a barrier together is released in the same step and keeps
+    running vectorised; parked threads no arrival can release are a hang.
 CTAs run in batches of at most MAX_BATCH_THREADS threads, in CTA order; atomics serialise colliding
 lanes in thread order, so every run is deterministic.
 
@@ -38,7 +39,7 @@ from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, SYNC, WAIT
 from gputwin.emu.nv.ptx.ops import OPS
 from gputwin.emu.nv.ptx.ops.warp import sync_members
-from gputwin.emu.nv.ptx.sanitize import SanitizedBatch, barrier_released
+from gputwin.emu.nv.ptx.sanitize import SanitizedBatch
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.emu.progress import Progress
 from gputwin.emu.sanitizer.session import Session
@@ -111,10 +112,10 @@ def run_kernel(mem, mod, name: str, *, grid=(1, 1, 1), block=(1, 1, 1), params: 
                 progress.show()
         if session is not None:
             session.finish()
-    except GpuFault as e:
+    except (GpuFault, GpuHang) as e:
         if session is None:
             raise
-        session.finish(e)       # raises the findings (with the fault after them), else nothing
+        session.finish(e)       # raises the findings (with the fault or hang after them), else nothing
         raise
     finally:
         progress.close()
@@ -216,13 +217,8 @@ def _run_batch(b: Batch, plan, budget, deadline, watchdog_s, progress: Progress)
             if mn >= WAIT:
                 if mn >= EXIT:
                     break
-                parked = (key >= WAIT) & (key < EXIT)      # nobody can run: release every barrier
-                key[parked] -= WAIT
-                if b.sanitizer is not None:
-                    barrier_released(b, parked)
-                for finish in b.pending_red:               # bar.red results, now that all have arrived
-                    finish()
-                b.pending_red.clear()
+                if not b.barriers.complete():              # nobody can run: exits may complete a barrier
+                    b.barriers.stuck(plan)
                 continue
             forced = bool(mn & SYNC)                      # only lanes waiting for their warp can run
             if forced:

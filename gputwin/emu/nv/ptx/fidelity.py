@@ -32,7 +32,8 @@ RULES: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p), lvl, why)
     (r"(min|max)\..*f(16|32|64).*", DECISION, "-0.0 orders below +0.0"),
     (r"shfl\..*", DECISION, "a source lane that is not active gives its current register value"),
     (r"(atom|red)\..*", DECISION, "lanes hitting one address are serialised in thread order"),
-    (r"(bar|barrier)\..*", DECISION, "parked threads are released when no thread can run (see executor.py)"),
+    (r"(bar|barrier)\..*", DECISION, "a phase completes as soon as its last warp arrives; warps run in "
+     "lowest-PC order meanwhile (see barriers.py)"),
     (r"mov\..*%clock.*", DECISION, "%clock/%clock64: 4 x the scheduling steps so far (deterministic)"),
 ))
 

@@ -3,8 +3,8 @@
 A launch with checkers on runs its CTAs in `SanitizedBatch`es: every memory access already goes through
 `Batch.access` (which resolves generic addresses, checks alignment and the shared/local bounds), so the
 subclass checks each resolved access there, and turns off the gathers that bypass it. Findings name the
-warp, thread and block, the PTX statement and its line. The executor calls `barrier_released` when it
-releases a bar.sync. An unsanitized launch builds a plain Batch: nothing here runs."""
+warp, thread and block, the PTX statement and its line. The barriers call `barrier_released` when a
+phase completes. An unsanitized launch builds a plain Batch: nothing here runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,9 +13,12 @@ from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, WAIT
 from gputwin.emu.nv.ptx.state import Batch
 from gputwin.emu.sanitizer import checks, memcheck
 from gputwin.emu.sanitizer.checks import ATOMIC, LOAD, STORE, describe
+from gputwin.emu.sanitizer.racecheck import NONE
 from gputwin.emu.sanitizer.report import Finding
 
 TERMS = ("warp", "thread", "block")
+INDEPENDENT_THREADS = 70     # sm_70 (Volta) and later schedule a warp's threads independently
+NAMED_BARRIERS = 16
 ATOMIC_OPS = ("atom", "red")
 
 
@@ -25,6 +28,11 @@ class SanitizedBatch(Batch):
         self.sanitizer = session
         self.ctas = ctas
         session.start_batch(self.nctas * self.shared_size, self.nctas)
+        races = session.races
+        if races is not None:
+            races.track_warps(self.W, self.tpc_padded // 32, self.nctas * NAMED_BARRIERS)
+            if int(launch.arch[3:]) >= INDEPENDENT_THREADS:
+                races.track_lanes(self.W)
 
     # the full-mask gathers read memory without Batch.access: a sanitized batch takes the checked path,
     # except for shared loads when racecheck is off (the gather itself refuses any lane out of bounds)
@@ -73,24 +81,41 @@ class SanitizedBatch(Batch):
 
     def _race(self, ins, addrs, idx, nbytes, kind) -> None:
         flat = self.shared_base[idx] + addrs.view(np.int64)
-        race = self.sanitizer.races.access(flat, idx // 32, self.cta_of[idx], nbytes, kind == STORE)
+        race = self.sanitizer.races.access(flat, idx // 32, self.cta_of[idx], nbytes, kind == STORE, idx % 32)
         if race is not None:
             per = self.tpc_padded // 32
-            other = "several warps" if race.other_wave < 0 else f"warp {race.other_wave % per}"
             earlier = "read" if race.kind == "write-after-read" else "wrote"
+            if race.other_lane != NONE:       # two threads of one warp (independent thread scheduling)
+                warp = race.other_wave % per
+                other = "several threads of the same warp" if race.other_lane < 0 else \
+                    f"thread {warp * 32 + race.other_lane} of the same warp"
+                detail = f"{other} {earlier} it with no __syncwarp (bar.warp.sync) or barrier in between"
+            else:
+                other = "several warps" if race.other_wave < 0 else f"warp {race.other_wave % per}"
+                detail = f"{other} {earlier} it with no barrier in between"
             self.sanitizer.report(self.finding(
                 ins, "racecheck", f"shared-memory {race.kind} race on {nbytes} bytes", idx[race.index],
-                address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes,
-                detail=f"{other} {earlier} it with no bar.sync in between"))
+                address=int(addrs[race.index]), size=nbytes, write=kind == STORE, lanes=race.lanes, detail=detail))
 
 
-def barrier_released(b: SanitizedBatch, parked: np.ndarray) -> None:
-    """The executor releases the threads `parked` at barriers (nothing else could run): racecheck starts a
-    new epoch for their blocks; synccheck checks each block's threads all waited at one bar.sync (not at
-    different ones: divergent barriers) and none had exited instead."""
+def barrier_arrived(b: SanitizedBatch, warps: np.ndarray, slots: np.ndarray) -> None:
+    """Warps passed bar.arrive at the phases `slots` (block * 16 + barrier): racecheck's release."""
+    if b.sanitizer.races is not None:
+        b.sanitizer.races.arrived(warps, slots)
+
+
+def barrier_released(b: SanitizedBatch, parked: np.ndarray, ctas: np.ndarray, waiters: np.ndarray,
+                     waiter_slots: np.ndarray, done: np.ndarray) -> None:
+    """Phases `done` (block * 16 + barrier) of named barriers completed, in the blocks `ctas` (barriers.py),
+    releasing the warps `waiters` parked at `waiter_slots`, and `parked` the threads released from
+    count-less barriers (the whole block's). racecheck: the waiters acquire what every arrival of their
+    phase (bar.arrive or bar.sync) released, and the blocks start a new epoch (for several readers and
+    threads of one warp); synccheck checks each block's released threads all waited at one bar.sync (not
+    at different ones: divergent barriers) and none had exited instead."""
     san = b.sanitizer
     if san.races is not None:
-        san.races.barrier(np.flatnonzero(parked.reshape(b.nctas, -1).any(axis=1)))
+        san.races.completed(waiters, waiter_slots, done)
+        san.races.barrier(ctas)
     if not san.on("synccheck"):
         return
     code = b.plan.code
@@ -116,3 +141,11 @@ def barrier_released(b: SanitizedBatch, parked: np.ndarray) -> None:
                                  detail=f"{n} of its {int(b.valid.reshape(b.nctas, -1)[c].sum())} threads had "
                                         f"exited instead (bar.sync is undefined unless every thread of the "
                                         f"block reaches it)"))
+
+
+def warp_synced(b: SanitizedBatch, m) -> None:
+    """Threads `m` (None: all) passed bar.warp.sync: with lanes tracked, racecheck orders their warps'
+    earlier shared accesses before their later ones."""
+    races = b.sanitizer.races
+    if races is not None and races.wsync is not None:
+        races.warp_synced((b.valid if m is None else m).reshape(b.W, 32).any(axis=1))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx import types as T
+from gputwin.emu.nv.ptx.barriers import Barriers
 from gputwin.emu.nv.ptx.errors import PtxError
 from gputwin.emu.nv.ptx.parser import Addr, Imm, Reg, Sym, Sink
 from gputwin.errors import MemoryFault
@@ -121,7 +122,8 @@ class Batch:
         self.pslots = [np.zeros((T_, n), np.uint8) for n in plan.pslot_sizes]
         self._views = {}
         self._mask_bits = [None, {}]
-        self.pending_red = []                        # bar.red reductions completed at barrier release
+        self.pending_red = []                        # (threads, finish) of bar.red, run when those are released
+        self.barriers = Barriers(self)
         self.all_idx = np.arange(T_)
         self.cc = np.zeros(T_, np.uint64)           # carry flag of add.cc / addc
         self.steps = 0                               # the deterministic %clock

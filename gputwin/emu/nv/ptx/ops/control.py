@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from gputwin.emu.nv.ptx.errors import PtxError
-from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD, WAIT
+from gputwin.emu.nv.ptx.keys import DEPTH, EXIT, MAXD
 from gputwin.emu.nv.ptx.ops import op, unmodelled
 from gputwin.emu.nv.ptx.parser import Vec
+from gputwin.emu.nv.ptx.sanitize import warp_synced
 from gputwin.errors import GpuFault
 
 
@@ -193,6 +194,8 @@ def bar(ins, b):
                 b.key += 1
             else:
                 b.key[m] += 1
+            if b.sanitizer is not None:
+                warp_synced(b, m)
         return warp_sync
     if "cluster" in ins.mods:
         raise unmodelled(ins, "cluster barriers")
@@ -203,22 +206,20 @@ def bar(ins, b):
         raise unmodelled(ins, "predicated barrier")
     if kind[0] == "red":
         return _bar_red(ins, b)
-    if ins.pred is not None:
-        raise unmodelled(ins, "predicated barrier")
-    if kind[0] == "arrive":
-        def arrive(m):                             # arrive never waits
-            if m is None:
-                b.key += 1
-            else:
-                b.key[m] += 1
-        return arrive
+    barrier, count = _barrier_operands(ins, b, ins.args)
+    wait = kind[0] == "sync"                       # arrive never waits
 
-    def sync(m):
-        if m is None:
-            b.key += WAIT + 1
-        else:
-            b.key[m] += WAIT + 1
-    return sync
+    def run(m):
+        b.barriers.reach(ins, m, barrier, count, wait)
+    return run
+
+
+def _barrier_operands(ins, b, args):
+    """Operands a (the barrier) and b (the thread count, None when absent) as u32 sources."""
+    if not 1 <= len(args) <= 2:
+        raise PtxError(f"{ins.text}: a barrier takes a barrier number and an optional thread count",
+                       line=ins.line, token=ins.text)
+    return b.src(ins, args[0], "u32"), b.src(ins, args[1], "u32") if len(args) == 2 else None
 
 
 @op("membar", "fence", "nanosleep", "pmevent")
@@ -235,6 +236,7 @@ def _bar_red(ins, b):
     red = red[0]
     dst = b.dst(ins, ins.args[0], "u32" if red == "popc" else "pred")
     cpred = b.src(ins, ins.args[-1], "pred")
+    barrier, count = _barrier_operands(ins, b, ins.args[1:-1])
     ncta = b.nctas
 
     def run(m):
@@ -251,9 +253,6 @@ def _bar_red(ins, b):
             else:
                 v = per.any(axis=1)
             dst(np.repeat(v, b.tpc_padded), arrived)
-        b.pending_red.append(finish)
-        if m is None:
-            b.key += WAIT + 1
-        else:
-            b.key[m] += WAIT + 1
+        b.pending_red.append((arrived & b.valid, finish))
+        b.barriers.reach(ins, m, barrier, count, True)
     return run
