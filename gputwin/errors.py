@@ -70,9 +70,9 @@ class SanitizerError(GpuFault):
 
 
 class GpuHang(RuntimeError):
-    """Work that did not finish within the watchdog (GPUTWIN_WATCHDOG_S seconds of wall clock, or
-    GPUTWIN_WATCHDOG_INSTS instructions of one wave/warp in the emulators). Only the watchdogs raise it;
-    a fault with a known cause is a GpuFault."""
+    """Work that cannot finish: it ran past the watchdog (GPUTWIN_WATCHDOG_S seconds of wall clock, or
+    GPUTWIN_WATCHDOG_INSTS instructions of one wave/warp in the emulators), or an emulator proved it never
+    will (waves or warps parked at a barrier nothing can release). A fault with a known cause is a GpuFault."""
 
 
 class DeviceLost(RuntimeError):
