@@ -206,7 +206,7 @@ float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.1591549430918
 GT_VEC2(GT_INT, int, uint) GT_VEC2(GT_INT, long, ulong) GT_VEC2(GT_UINT, uint, uint) GT_VEC2(GT_UINT, ulong, ulong)
 
 /* ---- conversions (OpenCL C 6.4.3) with the default rounding: what C's casts do (round toward zero to
-   integers, to nearest even to floating point); _sat and explicit rounding modes are not here ---- */
+   integers, to nearest even to floating point); _sat and the explicit rounding modes are in convert.cl ---- */
 #define GT_CONVERT_VEC(D, S, N) D##N OVL convert_##D##N(S##N x) { return __builtin_convertvector(x, D##N); }
 #define GT_CONVERT(D, S) \
   D OVL convert_##D(S x) { return (D)x; } \
@@ -229,3 +229,6 @@ GT_CONVERT_TO(uint) GT_CONVERT_TO(long) GT_CONVERT_TO(ulong) GT_CONVERT_TO(float
 #define GT_VLOADS(T) GT_VLOAD(T, 2) GT_VLOAD(T, 3) GT_VLOAD(T, 4) GT_VLOAD(T, 8) GT_VLOAD(T, 16)
 GT_VLOADS(char) GT_VLOADS(uchar) GT_VLOADS(short) GT_VLOADS(ushort) GT_VLOADS(int) GT_VLOADS(uint)
 GT_VLOADS(long) GT_VLOADS(ulong) GT_VLOADS(float) GT_VLOADS(double)
+
+#include "convert.cl"
+
