@@ -20,6 +20,7 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
               "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi", "exp10", "nextafter", "nan",
               "fract", "maxmag", "minmag", "divide", "recip"}
 _HINT_NATIVE = {"sin": "native_sin", "cos": "native_cos", "exp10": "exp2(x * log2(10))"}
+_HALF_MEMORY = ("vload_half", "vstore_half", "vloada_half", "vstorea_half")   # floats <-> halfs in memory
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 
@@ -30,6 +31,13 @@ def base_name(symbol: str) -> str:
         n = int(m.group(1))
         return symbol[m.end():m.end() + n]
     return symbol.split("(", 1)[0].strip()
+
+
+def _involves_half(symbol: str, name: str) -> bool:
+    """Whether the function returns or takes OpenCL's half type: in its name (convert_half4) or among the
+    parameters (`Dh` in the mangled name, `half` in a demangled one)."""
+    params = symbol[symbol.index(name) + len(name):]
+    return "half" in name or "Dh" in params or "half" in params
 
 
 def provider(symbol: str) -> str:
@@ -48,12 +56,11 @@ def provider(symbol: str) -> str:
         alt = _HINT_NATIVE.get(name.rstrip("f") if name.endswith("f") and name[:-1] in _OCML_MATH else name)
         tip = f"; {alt} is the hardware approximation gputwin's library offers" if alt else ""
         return f"{_ROCM}, ocml.bc via opencl.bc)" + tip
-    if name.startswith("convert_"):
-        return (f"{_ROCM}, opencl.bc); gputwin's library has convert_<type> with the default rounding, not the "
-                "_sat / _rte / _rtz / _rtp / _rtn forms")
-    if name.startswith("vload") or name.startswith("vstore"):
-        return (f"{_ROCM}, opencl.bc); gputwin's library has vloadN/vstoreN, not the _half / _a / rounding "
-                "forms: write the access as a pointer dereference of a vector type")
+    if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):
+        if name.startswith(_HALF_MEMORY) or not _involves_half(symbol, name):
+            return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
+        return (f"{_ROCM}, opencl.bc); gputwin's library converts, loads and stores the integer types, float "
+                "and double (and half through vload_half/vstore_half), not the half type (cl_khr_fp16)")
     if name in ("get_global_id", "get_local_id", "get_group_id", "get_local_size", "get_num_groups",
                 "get_global_size", "get_work_dim", "barrier", "__printf_alloc"):
         return f"{GPUTWIN_DEVLIB} or ROCm's opencl.bc: build with `gputwin cc`, which links it"

@@ -152,3 +152,86 @@ def test_every_conversion_from(toolchain, devices, rng, src):
         got = out[off:off + n * np.dtype(TYPES[dst]).itemsize].view(TYPES[dst])
         want, defined = reference(dst, src, suf, x, w)
         assert_same_bits(got[defined], want[defined], f"convert_{dst}{w if w > 1 else ''}{suf}({src}) on {arch}")
+
+
+HALF_STORES = [(t, s, w, a) for t in FPS for s in FP_SUFFIXES for w, a in ((1, ""), (3, "a"))]   # a: vstorea
+HALF_STORES += [("float", "_rtp", w, "") for w in (2, 4, 8, 16)] + [("double", "_rtn", 16, "a")]
+HALF_CL = r"""
+__kernel void load_all(__global float *f, __global float *g, __global const half *h, __constant half *c) {
+  size_t i = get_global_id(0);
+  for (size_t e = i; e < 65536; e += get_global_size(0)) f[e] = vload_half(e, h);
+  if (i < 4096) vstore16(vload_half16(i, h), i, g);          /* and the vector loads */
+  if (i < 8) vstore3(vloada_half3(i, h), i, g + 65536);     /* aligned: 3 of every 4 */
+  if (i < 8) vstore3(vload_half3(i, c), i, g + 65600);
+}
+"""
+
+
+def _half_store_kernel(n: int) -> str:
+    lines = []
+    for k, (t, suf, w, a) in enumerate(HALF_STORES):
+        slot = 4 if a and w == 3 else w            # vstorea_half3 stores 3 of every 4
+        v = f"vload{w}(e, {t[0]})" if w > 1 else f"{t[0]}[e]"
+        lines.append(f"  for (size_t e = i; e < {n // slot}; e += {LANES}) "
+                     f"vstore{a}_half{w if w > 1 else ''}{suf}({v}, e, h + {k * n});")
+    return ("__kernel void store(__global half *h, __global const float *f, __global const double *d) {\n"
+            "  size_t i = get_global_id(0);\n" + "\n".join(lines) + "\n}\n")
+
+
+def _half_inputs(rng, n: int) -> np.ndarray:
+    """Doubles around every kind of rounding to half: ties, subnormals, overflow, and doubles whose bits below
+    float's precision decide the rounding (a conversion through float would round twice)."""
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65519.99, 65520, -65520, 65536, 1e10, 2.0 ** -24, 2.0 ** -25,
+             -2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -26, 2.0 ** -14, 2.0 ** -14 - 2.0 ** -25, 1 + 2.0 ** -11,
+             1 + 3 * 2.0 ** -11, -1 - 2.0 ** -11, 1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -11 - 2.0 ** -40,
+             2.0 ** -25 + 2.0 ** -60, 1e-300, 0.1, -0.1, 1 / 3]
+    scaled = rng.standard_normal(n) * 2.0 ** rng.integers(-30, 18, n)
+    bits = rng.integers(0, 1 << 62, n).astype(np.uint64).view(np.float64) * rng.choice([1, -1], n)
+    return np.concatenate([edges, scaled[: n // 2], bits])[:n]
+
+
+def _to_half(x: np.ndarray, mode: str) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        h = x.astype(np.float16)                    # numpy rounds float and double to half directly, to nearest
+        if mode in ("", "_rte"):
+            return h
+        hl, xl = h.astype(np.float64), x.astype(np.float64)
+        return _nudge(h, hl > xl, hl < xl, mode, xl < 0)
+
+
+@pytest.mark.parametrize("arch", ["gfx1201"])
+def test_vload_vstore_half(toolchain, devices, rng, arch):
+    dev = devices(arch)
+    every = np.arange(65536, dtype=np.uint16)
+    bh, bf, bg = dev.alloc(every.nbytes), dev.alloc(4 * 65536), dev.alloc(4 * 65636)
+    dev.copyin(bh, every)
+    dev.load(cc.compile_source(HALF_CL, "opencl", arch, wave64=True), "load_all")(bf, bg, bh, bh, grid=64,
+                                                                                                 block=64)
+    f, g = np.empty(65536, np.float32), np.empty(65636, np.float32)
+    dev.copyout(f, bf)
+    dev.copyout(g, bg)
+    want = every.view(np.float16).astype(np.float32)
+    assert_same_bits(f, want, "vload_half of every half")
+    assert_same_bits(g[:65536], want, "vload_half16")
+    assert_same_bits(g[65536:65560], want[:32].reshape(8, 4)[:, :3].reshape(-1), "vloada_half3")
+    assert_same_bits(g[65600:65624], want[:24], "vload_half3 from __constant")
+
+    n = N
+    d = _half_inputs(rng, n)
+    fl = d.astype(np.float32)
+    bd, bfl, bout = dev.alloc(8 * n), dev.alloc(4 * n), dev.alloc(2 * n * len(HALF_STORES))
+    dev.copyin(bd, d)
+    dev.copyin(bfl, fl)
+    dev.copyin(bout, np.full(n * len(HALF_STORES), 0x5555, np.uint16))
+    dev.load(cc.compile_source(_half_store_kernel(n), "opencl", arch, wave64=True), "store")(bout, bfl, bd, grid=1,
+                                                                                              block=LANES)
+    out = np.empty(n * len(HALF_STORES), np.uint16)
+    dev.copyout(out, bout)
+    dev.synchronize()
+    for k, (t, suf, w, a) in enumerate(HALF_STORES):
+        got = out[k * n:(k + 1) * n]
+        src = fl if t == "float" else d
+        if a and w == 3:                            # 3 halfs in every 4, the 4th untouched
+            assert (got.reshape(-1, 4)[:, 3] == 0x5555).all()
+            got, src = got.reshape(-1, 4)[:, :3].reshape(-1), src[: n // 4 * 3]
+        assert_same_bits(got.view(np.float16), _to_half(src, suf), f"vstore{a}_half{w}{suf}({t}) on {arch}")

@@ -98,8 +98,11 @@ def test_hip_kernels_get_their_parameter_types(toolchain):
 
 
 @pytest.mark.parametrize("symbol, says", [("__ocml_sin_f32", "ocml.bc"), ("__ockl_printf_begin", "-mprintf-kind=buffered"),
-                                          ("_Z17convert_int4_satDv4_f", "not the _sat"),
-                                          ("_Z10vload_halfmPKDh", "not the _half"),
+                                          ("_Z17convert_int4_satDv4_f", "gputwin's device library"),
+                                          ("_Z10vload_halfmPKDh", "gputwin's device library"),
+                                          ("_Z12convert_halff", "not the half type"),
+                                          ("_Z13convert_floatDh", "not the half type"),
+                                          ("_Z5vload2mPKDh", "not the half type"),
                                           ("get_local_id(unsigned int)", "build with `gputwin cc`"),
                                           ("_Z4powrff", "ocml"), ("mine", "define it in the kernel's source")])
 def test_providers(symbol, says):
