@@ -7,6 +7,7 @@
    printf.cl: the back end emits its calls after bitcode linking, so it is linked as an object. */
 
 #include "implicit.h"
+#include "gtmath.h"
 
 #define OVL __attribute__((overloadable))
 #define ALWAYS __attribute__((always_inline))
@@ -189,6 +190,23 @@ void OVL atomic_work_item_fence(cl_mem_fence_flags flags, memory_order order, me
   T OVL native_recip(T x) { return (T)1 / x; } \
   T OVL native_divide(T x, T y) { return x / y; }
 GT_VEC(GT_EXACT, float) GT_VEC(GT_EXACT, double) GT_VEC(GT_EXPLOG, float) GT_VEC(GT_NATIVE, float)
+/* the transcendental functions of gtmath.h, vectors element by element */
+#define GT_VEC_LOOP(N, expr) float##N r; for (int k = 0; k < N; k++) r[k] = expr; return r;
+#define GT_F1(name) float OVL name(float x) { return gt_##name##f(x); } GT_VN(GT_F1_N, name)
+#define GT_F1_N(name, N) float##N OVL name(float##N x) { GT_VEC_LOOP(N, gt_##name##f(x[k])) }
+#define GT_F2(name) float OVL name(float x, float y) { return gt_##name##f(x, y); } GT_VN(GT_F2_N, name)
+#define GT_F2_N(name, N) float##N OVL name(float##N x, float##N y) { GT_VEC_LOOP(N, gt_##name##f(x[k], y[k])) }
+#define GT_FI(name) float OVL name(float x, int n) { return gt_##name##f(x, n); } GT_VN(GT_FI_N, name)
+#define GT_FI_N(name, N) float##N OVL name(float##N x, int##N n) { GT_VEC_LOOP(N, gt_##name##f(x[k], n[k])) }
+#define GT_VN(M, name) M(name, 2) M(name, 3) M(name, 4) M(name, 8) M(name, 16)
+GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh) GT_F1(cosh) GT_F1(tanh)
+GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
+GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
+#define GT_SINCOS(N) \
+  float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
+float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }
+GT_SINCOS(2) GT_SINCOS(3) GT_SINCOS(4) GT_SINCOS(8) GT_SINCOS(16)
+
 /* the hardware's v_sin_f32/v_cos_f32 take revolutions */
 float OVL native_sin(float x) { return __builtin_amdgcn_sinf(x * 0.15915494309189535f); }
 float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.15915494309189535f); }

@@ -1,0 +1,318 @@
+/* gputwin's transcendental functions, in the subset of C that OpenCL C and HIP's C++ share: opencl.cl
+   defines OpenCL's overloads from them, include/hip/hip_runtime.h HIP's sinf, powf, ... (docs/cc.md).
+
+   The float functions compute in double and round once at the end: double's 53 bits leave a float result
+   within 1 ulp of the exact value with a wide margin under OpenCL's bounds, and double's exponent range
+   keeps x*x, y*log(x) and the like from overflowing for any float input. The double building blocks:
+   - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
+   - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f), f = (m-1)/(m+1), |f| <= 0.172, by
+     its series to f^25; log1p(x) = log(u) * x / (u - 1) with u = 1 + x (the rounding of u cancels);
+   - sin/cos: x = k*pi/2 + r; |x| < 2^20: Cody-Waite with pi/2 in three parts (the first two of 33 bits, so
+     k*part is exact); beyond: Payne-Hanek, the float's 24-bit significand times 2/pi taken 24 bits at a
+     time (gt_two_over_pi, computed from pi's digits), each product exact in double, the part above the
+     quadrant dropped; sin and cos of r by their Taylor series to r^17 / r^18;
+   - atan: two halvings atan(x) = 2 atan(x / (1 + sqrt(1 + x^2))) bring |x| <= 1 under tan(pi/16), then its
+     series to x^25; asin, acos and atan2 through it;
+   - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
+   Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
+#ifndef GPUTWIN_GTMATH_H
+#define GPUTWIN_GTMATH_H
+
+#ifdef __OPENCL_C_VERSION__
+#define GT_MATH static inline __attribute__((always_inline))
+#define GT_CONST __constant
+#else
+#define GT_MATH static __device__ inline __attribute__((always_inline))
+#define GT_CONST __constant__
+#endif
+
+
+#define GT_INF __builtin_inf()
+#define GT_NAN __builtin_nan("")
+#define GT_PI 3.141592653589793
+#define GT_LN2_HI 0.6931471805599453             /* ln 2 = HI + LO to about 2^-106 */
+#define GT_LN2_LO 2.3190468138462996e-17
+#define GT_LN10 2.302585092994046
+
+/* ---- exp, log ---- */
+GT_MATH double gt_expm1_taylor(double r) {   /* e^r - 1, |r| <= 0.35 */
+  double p = 1.0 / 6227020800.0;
+  p = __builtin_fma(p, r, 1.0 / 479001600.0); p = __builtin_fma(p, r, 1.0 / 39916800.0);
+  p = __builtin_fma(p, r, 1.0 / 3628800.0); p = __builtin_fma(p, r, 1.0 / 362880.0);
+  p = __builtin_fma(p, r, 1.0 / 40320.0); p = __builtin_fma(p, r, 1.0 / 5040.0); p = __builtin_fma(p, r, 1.0 / 720.0);
+  p = __builtin_fma(p, r, 1.0 / 120.0); p = __builtin_fma(p, r, 1.0 / 24.0); p = __builtin_fma(p, r, 1.0 / 6.0);
+  p = __builtin_fma(p, r, 0.5);
+  return __builtin_fma(p * r, r, r);
+}
+GT_MATH double gt_reduce_ln2(double x, double *k) {
+  *k = __builtin_rint(x * (1.0 / GT_LN2_HI));
+  return __builtin_fma(-*k, GT_LN2_LO, __builtin_fma(-*k, GT_LN2_HI, x));
+}
+GT_MATH double gt_exp(double x) {
+  if (x != x) return x;
+  if (x > 709.8) return GT_INF;
+  if (x < -745.2) return 0.0;
+  double k, r = gt_reduce_ln2(x, &k);
+  return __builtin_ldexp(1.0 + gt_expm1_taylor(r), (int)k);
+}
+GT_MATH double gt_expm1(double x) {
+  if (x != x || x == 0.0) return x;
+  if (__builtin_fabs(x) < 0.34) return gt_expm1_taylor(x);
+  if (x > 709.8) return GT_INF;
+  if (x < -40.0) return -1.0;
+  double k, p = gt_expm1_taylor(gt_reduce_ln2(x, &k));
+  return k > 1000 ? __builtin_ldexp(1.0 + p, (int)k) : __builtin_ldexp(p, (int)k) + (__builtin_ldexp(1.0, (int)k) - 1.0);
+}
+GT_MATH double gt_log(double x) {
+  if (!(x > 0.0) || __builtin_isinf(x)) return x == 0.0 ? -GT_INF : x < 0.0 ? GT_NAN : x;
+  double m = __builtin_amdgcn_frexp_mant(x);
+  int e = __builtin_amdgcn_frexp_exp(x);
+  if (m < 0.7071067811865476) { m *= 2.0; e--; }
+  double f = (m - 1.0) / (m + 1.0), f2 = f * f;
+  double p = 1.0 / 25;
+  p = __builtin_fma(p, f2, 1.0 / 23); p = __builtin_fma(p, f2, 1.0 / 21); p = __builtin_fma(p, f2, 1.0 / 19);
+  p = __builtin_fma(p, f2, 1.0 / 17); p = __builtin_fma(p, f2, 1.0 / 15); p = __builtin_fma(p, f2, 1.0 / 13);
+  p = __builtin_fma(p, f2, 1.0 / 11); p = __builtin_fma(p, f2, 1.0 / 9); p = __builtin_fma(p, f2, 1.0 / 7);
+  p = __builtin_fma(p, f2, 1.0 / 5); p = __builtin_fma(p, f2, 1.0 / 3);
+  double s = 2.0 * f;
+  return __builtin_fma((double)e, GT_LN2_HI, s + __builtin_fma(s * f2, p, e * GT_LN2_LO));
+}
+GT_MATH double gt_log1p(double x) {
+  if (!(x > -1.0) || __builtin_isinf(x)) return x == -1.0 ? -GT_INF : x < -1.0 ? GT_NAN : x;
+  double u = 1.0 + x;
+  return u == 1.0 ? x : gt_log(u) * (x / (u - 1.0));
+}
+
+/* ---- sin, cos ---- */
+/* 2/pi in 24-bit pieces: 2/pi = sum gt_two_over_pi[i] * 2^(-24 (i+1)) */
+GT_CONST double gt_two_over_pi[] = {   /* enough for |x| < 2^128: the last term used is [9] */
+  10680707, 7228996, 1387004, 2578385, 16069853, 12639074, 9804092, 4427841, 16666979, 11263675, 12935607,
+  2387514};
+#define GT_PIO2_1 1.5707963267341256      /* pi/2 = 1 + 2 + 3: the first two with 33 significant bits */
+#define GT_PIO2_2 6.077100506303966e-11
+#define GT_PIO2_3 2.0222662487959506e-21
+
+/* x (a float's value) = k*pi/2 + r, |r| <= pi/4 (to about 2^-70 absolute); returns r, *q = k mod 4 */
+GT_MATH double gt_rem_pio2(double x, int *q) {
+  double ax = __builtin_fabs(x);
+  if (ax < 0x1p20) {
+    double k = __builtin_rint(x * (2.0 / GT_PI));
+    *q = (int)k & 3;
+    return ((x - k * GT_PIO2_1) - k * GT_PIO2_2) - k * GT_PIO2_3;
+  }
+  int e = __builtin_amdgcn_frexp_exp(ax) - 24;           /* ax = m * 2^e, m < 2^24 an integer */
+  double m = __builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 24);
+  int i = (e - 2) / 24 - 1;                                /* the terms before i are multiples of 4 */
+  if (i < 0) i = 0;
+  double hi = 0.0, lo = 0.0;
+  for (int j = i; j < i + 5; j++) {
+    double t = __builtin_ldexp(m * gt_two_over_pi[j], e - 24 * (j + 1));   /* exact */
+    t -= 4.0 * __builtin_floor(t * 0.25);                                  /* mod 4, exact */
+    double s = hi + t, err = (hi - (s - (s - hi))) + (t - (s - hi));          /* two-sum */
+    hi = s - 4.0 * __builtin_floor(s * 0.25);
+    lo += err;
+  }
+  double k = __builtin_rint(hi);
+  double f = (hi - k) + lo;
+  if (f > 0.5) { f -= 1.0; k += 1.0; } else if (f < -0.5) { f += 1.0; k -= 1.0; }
+  int qk = (int)k & 3;
+  *q = x < 0 ? (-qk) & 3 : qk;
+  double r = f * (GT_PI / 2);
+  return x < 0 ? -r : r;
+}
+GT_MATH double gt_sin_taylor(double r) {   /* |r| <= pi/4 */
+  double r2 = r * r, p = -1.0 / 355687428096000.0;
+  p = __builtin_fma(p, r2, 1.0 / 1307674368000.0); p = __builtin_fma(p, r2, -1.0 / 6227020800.0);
+  p = __builtin_fma(p, r2, 1.0 / 39916800.0); p = __builtin_fma(p, r2, -1.0 / 362880.0);
+  p = __builtin_fma(p, r2, 1.0 / 5040.0); p = __builtin_fma(p, r2, -1.0 / 120.0); p = __builtin_fma(p, r2, 1.0 / 6.0);
+  return __builtin_fma(-r * r2, p, r);
+}
+GT_MATH double gt_cos_taylor(double r) {
+  double r2 = r * r, p = -1.0 / 6402373705728000.0;
+  p = __builtin_fma(p, r2, 1.0 / 20922789888000.0); p = __builtin_fma(p, r2, -1.0 / 87178291200.0);
+  p = __builtin_fma(p, r2, 1.0 / 479001600.0); p = __builtin_fma(p, r2, -1.0 / 3628800.0);
+  p = __builtin_fma(p, r2, 1.0 / 40320.0); p = __builtin_fma(p, r2, -1.0 / 720.0); p = __builtin_fma(p, r2, 1.0 / 24.0);
+  return __builtin_fma(r2 * r2, p, __builtin_fma(r2, -0.5, 1.0));
+}
+/* sin and cos of a float's value x (not inf/NaN) */
+GT_MATH void gt_sincos(double x, double *s, double *c) {
+  int q;
+  double r = gt_rem_pio2(x, &q), sr = gt_sin_taylor(r), cr = gt_cos_taylor(r);
+  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
+  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+}
+
+/* ---- atan family ---- */
+GT_MATH double gt_atan(double x) {
+  double a = __builtin_fabs(x), flip = a > 1.0;
+  if (a > 1.0) a = 1.0 / a;
+  a = a / (1.0 + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
+  a = a / (1.0 + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
+  double a2 = a * a, p = 1.0 / 25;
+  p = __builtin_fma(p, a2, -1.0 / 23); p = __builtin_fma(p, a2, 1.0 / 21); p = __builtin_fma(p, a2, -1.0 / 19);
+  p = __builtin_fma(p, a2, 1.0 / 17); p = __builtin_fma(p, a2, -1.0 / 15); p = __builtin_fma(p, a2, 1.0 / 13);
+  p = __builtin_fma(p, a2, -1.0 / 11); p = __builtin_fma(p, a2, 1.0 / 9); p = __builtin_fma(p, a2, -1.0 / 7);
+  p = __builtin_fma(p, a2, 1.0 / 5); p = __builtin_fma(p, a2, -1.0 / 3);
+  double t = 4.0 * __builtin_fma(a * a2, p, a);
+  if (flip) t = GT_PI / 2 - t;
+  return __builtin_copysign(t, x);
+}
+/* atan2 of finite or infinite y, x (not NaN), with OpenCL's signed zeros and infinities */
+GT_MATH double gt_atan2(double y, double x) {
+  bool xneg = __builtin_signbit(x);
+  if (y == 0.0) return xneg ? __builtin_copysign(GT_PI, y) : y;
+  if (__builtin_isinf(x) && __builtin_isinf(y))
+    return __builtin_copysign(xneg ? 3 * GT_PI / 4 : GT_PI / 4, y);
+  if (x == 0.0 || __builtin_isinf(y)) return __builtin_copysign(GT_PI / 2, y);
+  if (__builtin_isinf(x)) return xneg ? __builtin_copysign(GT_PI, y) : __builtin_copysign(0.0, y);
+  double t = gt_atan(__builtin_fabs(y / x));
+  return __builtin_copysign(xneg ? GT_PI - t : t, y);
+}
+
+/* ---- erf, erfc (for float arguments) ---- */
+/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)), n <= 28: |x| <= 2 to 1e-15 */
+GT_CONST double gt_erf_taylor[] = {
+  5.754191643982172e-32, -1.669761793417372e-30, 4.6784835155184856e-29, -1.2641078988989164e-27,
+  3.289260349175752e-26, -8.230149299214221e-25, 1.977064753877905e-23, -4.5518467589282e-22,
+  1.0025164934907719e-20, -2.107855191442136e-19, 4.221407288807088e-18, -8.032735012415773e-17,
+  1.4483264643598138e-15, -2.466827010264457e-14, 3.9554295164585257e-13, -5.9477940136376354e-12,
+  8.35070279514724e-11, -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
+  1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684, -0.0007575757575757576,
+  0.004629629629629629, -0.023809523809523808, 0.1, -0.3333333333333333, 1.0};
+/* x e^(x^2) sqrt(pi) erfc(x) = g(1/x - 0.3): least-squares fit of degree 14 on [2, 10.1] (Chebyshev nodes;
+   reference: the continued fraction x / (x + (1/2) / (x + 1 / (x + ...))) to 3000 terms, 60 digits);
+   relative error under 5e-14 */
+GT_CONST double gt_erfc_fit[] = {
+  7.528387023334148, -9.259027669028766, 3.645271501187936, 0.959973823246067, -2.231388143956094,
+  1.5166381890251186, -0.3175522135821449, -0.47125688555574535, 0.6048741783516403, -0.2808553406437302,
+  -0.14453378785262194, 0.3687988068243066, -0.24031613356017387, -0.23857408591261137, 0.9600198566122948};
+GT_MATH double gt_horner(double t, GT_CONST double *c, int n) {
+  double p = c[0];
+  for (int i = 1; i < n; i++) p = __builtin_fma(p, t, c[i]);
+  return p;
+}
+GT_MATH double gt_erfc_large(double x) {   /* 2 <= x <= 10.1 */
+  return gt_exp(-x * x) * gt_horner(1.0 / x - 0.3, gt_erfc_fit, 15) * (0.5641895835477563 / x);
+}
+GT_MATH double gt_erf(double x) {
+  if (x != x) return x;
+  double a = __builtin_fabs(x);
+  double r = a <= 2.0 ? 1.1283791670955126 * a * gt_horner(a * a, gt_erf_taylor, 29)
+           : a <= 4.0 ? 1.0 - gt_erfc_large(a) : 1.0;   /* erf > 1 - 2^-26 beyond 4 */
+  return __builtin_copysign(r, x);
+}
+GT_MATH double gt_erfc(double x) {
+  if (x != x) return x;
+  if (x < 2.0) return 1.0 - gt_erf(x);
+  return x > 10.1 ? 0.0 : gt_erfc_large(x);   /* erfc(10.1) is under half the smallest float */
+}
+
+/* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
+   double computation rounded once ---- */
+#define GT_ISNAN(x) __builtin_isnan(x)
+#define GT_ISINF(x) __builtin_isinf(x)
+GT_MATH float gt_sinf(float x) {
+  double s, c;
+  if (x == 0.0f || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  gt_sincos(x, &s, &c);
+  return (float)s;
+}
+GT_MATH float gt_cosf(float x) {
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincos(x, &s, &c);
+  return (float)c;
+}
+GT_MATH float gt_tanf(float x) {
+  int q;
+  if (x == 0.0f || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  double r = gt_rem_pio2(x, &q), s = gt_sin_taylor(r), c = gt_cos_taylor(r);
+  return (float)(q & 1 ? -c / s : s / c);
+}
+GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
+GT_MATH float gt_atan2f(float y, float x) {
+  return GT_ISNAN(x) || GT_ISNAN(y) ? GT_NAN : (float)gt_atan2(y, x);
+}
+GT_MATH float gt_asinf(float x) {
+  if (!(__builtin_fabsf(x) <= 1.0f)) return GT_NAN;
+  return (float)gt_atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
+}
+GT_MATH float gt_acosf(float x) {
+  if (!(__builtin_fabsf(x) <= 1.0f)) return GT_NAN;
+  return (float)gt_atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
+}
+GT_MATH float gt_sinhf(float x) {
+  double a = __builtin_fabs((double)x), e = gt_expm1(a);
+  if (a > 90.0) return x * GT_INF;   /* beyond float's range (and e / (e + 1) would be inf / inf) */
+  return (float)__builtin_copysign(0.5 * (e + e / (e + 1.0)), x);
+}
+GT_MATH float gt_coshf(float x) {
+  double e = gt_exp(__builtin_fabs((double)x));
+  return (float)(0.5 * (e + 1.0 / e));
+}
+GT_MATH float gt_tanhf(float x) {
+  double a = __builtin_fabs((double)x), e = gt_expm1(2.0 * a);
+  return (float)__builtin_copysign(a > 20.0 ? 1.0 : e / (e + 2.0), x);
+}
+GT_MATH float gt_asinhf(float x) {
+  double a = __builtin_fabs((double)x);
+  if (GT_ISINF(x) || GT_ISNAN(x)) return x;
+  return (float)__builtin_copysign(gt_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a))), x);
+}
+GT_MATH float gt_acoshf(float x) {
+  double t = (double)x - 1.0;
+  return x < 1.0f ? GT_NAN : (float)gt_log1p(t + __builtin_sqrt(__builtin_fma(t, t, 2.0 * t)));
+}
+GT_MATH float gt_atanhf(float x) {
+  double a = __builtin_fabs((double)x);
+  return a > 1.0 ? GT_NAN : (float)__builtin_copysign(0.5 * gt_log1p(2.0 * a / (1.0 - a)), x);
+}
+GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
+GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
+GT_MATH float gt_exp10f(float x) { return (float)gt_exp(x * GT_LN10); }
+GT_MATH float gt_cbrtf(float x) {
+  if (x == 0.0f || GT_ISINF(x) || GT_ISNAN(x)) return x;
+  return (float)__builtin_copysign(gt_exp(gt_log(__builtin_fabs((double)x)) / 3.0), x);
+}
+GT_MATH float gt_hypotf(float x, float y) {
+  if (GT_ISINF(x) || GT_ISINF(y)) return GT_INF;
+  return (float)__builtin_sqrt(__builtin_fma((double)x, x, (double)y * y));
+}
+GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
+GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
+
+/* pow's magnitude |x|^y and sign, for y an integer (yint), an odd one (yodd) or neither; x, y not NaN,
+   y not zero, x not 1 (those are answered before) */
+GT_MATH double gt_pow(double x, double y, bool yint, bool yodd) {
+  double ax = __builtin_fabs(x), r;
+  if (GT_ISINF(y)) return ax == 1.0 ? 1.0 : (ax < 1.0) == (y < 0) ? GT_INF : 0.0;
+  if (x < 0 && !yint) return GT_NAN;
+  if (ax == 0.0) r = y < 0 ? GT_INF : 0.0;
+  else if (GT_ISINF(ax)) r = y < 0 ? 0.0 : GT_INF;
+  else r = gt_exp(y * gt_log(ax));
+  return __builtin_signbit(x) && yodd ? -r : r;
+}
+GT_MATH float gt_powf(float x, float y) {
+  if (y == 0.0f || x == 1.0f) return 1.0f;
+  if (GT_ISNAN(x) || GT_ISNAN(y)) return GT_NAN;
+  bool yint = __builtin_rintf(y) == y;
+  return (float)gt_pow(x, y, yint, yint && __builtin_fabsf(y) < 0x1p24f && ((int)y & 1));
+}
+GT_MATH float gt_pownf(float x, int n) {
+  if (n == 0 || x == 1.0f) return 1.0f;
+  return GT_ISNAN(x) ? x : (float)gt_pow(x, n, true, n & 1);
+}
+GT_MATH float gt_powrf(float x, float y) {
+  if (GT_ISNAN(x) || GT_ISNAN(y) || x < 0.0f) return GT_NAN;
+  if (x == 0.0f || GT_ISINF(x)) return y == 0.0f ? GT_NAN : (y < 0.0f) == (x == 0.0f) ? GT_INF : 0.0f;
+  if (x == 1.0f) return GT_ISINF(y) ? GT_NAN : 1.0f;
+  return y == 0.0f ? 1.0f : (float)gt_exp(y * gt_log(x));
+}
+GT_MATH float gt_rootnf(float x, int n) {
+  double ax = __builtin_fabs((double)x), r;
+  if (n == 0 || GT_ISNAN(x) || (x < 0.0f && !(n & 1))) return GT_NAN;
+  if (ax == 0.0 || GT_ISINF(ax)) r = (n < 0) == (ax == 0.0) ? GT_INF : 0.0;
+  else r = gt_exp(gt_log(ax) / n);
+  return (float)(n & 1 ? __builtin_copysign(r, x) : r);
+}
+#endif
