@@ -111,3 +111,87 @@ def test_binary_within_opencl_bounds(toolchain, devices, rng, arch):
                 got[k][~keep], want[~keep] = 0, 0
             _check(name, got[k], want, BINARY[name][1], measured)
     print("max ulp:", {k: round(float(v), 2) for k, v in measured.items()})
+
+
+@pytest.mark.parametrize("arch", ["gfx942"])
+def test_integer_argument_functions_within_opencl_bounds(toolchain, devices, rng, arch):
+    names = list(INT_ARG)
+    xs = np.stack([_sweep(rng, *INT_ARG[n][2]) for n in names])
+    ns = np.stack([rng.integers(*INT_ARG[n][3], N).astype(np.int32) for n in names])
+    got = _run(devices(arch), arch, names, xs.reshape(-1), ns.reshape(-1))
+    measured = {}
+    with np.errstate(all="ignore"):
+        for k, name in enumerate(names):
+            x, n = xs[k].astype(np.float64), ns[k]
+            want = INT_ARG[name][0](x, n)
+            if name == "rootn":     # the reference's x ** (1/n) is not rootn's special-value table: tested below
+                keep = (n != 0) & np.isfinite(x) & (x != 0) & ((x > 0) | (n % 2 == 1))
+                got[k][~keep], want[~keep] = 0, 0
+            _check(name, got[k], want, INT_ARG[name][1], measured)
+    print("max ulp:", {k: round(float(v), 2) for k, v in measured.items()})
+
+
+INF, NAN, HALF_PI, PI = np.inf, np.nan, np.float32(np.pi / 2), np.float32(np.pi)
+SPECIAL = [  # (function, x, y or n, exact result) from OpenCL C 3.0 section 7.5.1 / C99 Annex F.9
+    ("sin", -0.0, 0, -0.0), ("sin", 0.0, 0, 0.0), ("sin", INF, 0, NAN), ("cos", -0.0, 0, 1.0), ("cos", -INF, 0, NAN),
+    ("tan", -0.0, 0, -0.0), ("tan", INF, 0, NAN), ("asin", -0.0, 0, -0.0), ("asin", 1.5, 0, NAN),
+    ("acos", 1.0, 0, 0.0), ("acos", -1.0, 0, PI), ("acos", -1.5, 0, NAN), ("atan", -0.0, 0, -0.0),
+    ("atan", -INF, 0, -HALF_PI), ("sinh", -0.0, 0, -0.0), ("sinh", -INF, 0, -INF), ("sinh", 3e38, 0, INF),
+    ("cosh", -0.0, 0, 1.0), ("cosh", -INF, 0, INF), ("tanh", -0.0, 0, -0.0), ("tanh", -INF, 0, -1.0),
+    ("asinh", -0.0, 0, -0.0), ("asinh", -INF, 0, -INF), ("acosh", 1.0, 0, 0.0), ("acosh", 0.5, 0, NAN),
+    ("acosh", INF, 0, INF), ("atanh", -0.0, 0, -0.0), ("atanh", -1.0, 0, -INF), ("atanh", 1.0, 0, INF),
+    ("atanh", 1.5, 0, NAN), ("expm1", -0.0, 0, -0.0), ("expm1", -INF, 0, -1.0), ("expm1", INF, 0, INF),
+    ("log1p", -0.0, 0, -0.0), ("log1p", -1.0, 0, -INF), ("log1p", -2.0, 0, NAN), ("log1p", INF, 0, INF),
+    ("exp10", -INF, 0, 0.0), ("exp10", INF, 0, INF), ("exp10", -0.0, 0, 1.0), ("exp10", 3.0, 0, 1000.0),
+    ("cbrt", -0.0, 0, -0.0), ("cbrt", -INF, 0, -INF), ("cbrt", -27.0, 0, -3.0), ("erf", -0.0, 0, -0.0),
+    ("erf", -INF, 0, -1.0), ("erf", NAN, 0, NAN), ("erfc", -INF, 0, 2.0), ("erfc", INF, 0, 0.0),
+    ("atan2", 0.0, -0.0, PI), ("atan2", -0.0, -0.0, -PI), ("atan2", 0.0, 0.0, 0.0), ("atan2", -0.0, 0.0, -0.0),
+    ("atan2", -0.0, -1.0, -PI), ("atan2", 0.0, 1.0, 0.0), ("atan2", -1.0, 0.0, -HALF_PI),
+    ("atan2", 1.0, -0.0, HALF_PI), ("atan2", -1.0, -INF, -PI), ("atan2", 1.0, INF, 0.0),
+    ("atan2", -INF, 5.0, -HALF_PI), ("atan2", INF, -INF, np.float32(3 * np.pi / 4)),
+    ("atan2", -INF, INF, np.float32(-np.pi / 4)), ("atan2", NAN, 1.0, NAN),
+    ("hypot", INF, NAN, INF), ("hypot", NAN, -INF, INF), ("hypot", -3.0, 0.0, 3.0), ("hypot", 3.0, 4.0, 5.0),
+    ("pow", NAN, 0.0, 1.0), ("pow", NAN, -0.0, 1.0), ("pow", 1.0, NAN, 1.0), ("pow", -0.0, -3.0, -INF),
+    ("pow", 0.0, -3.0, INF), ("pow", -0.0, -2.0, INF), ("pow", -0.0, -0.5, INF), ("pow", -0.0, 3.0, -0.0),
+    ("pow", -0.0, 2.0, 0.0), ("pow", -0.0, 0.5, 0.0), ("pow", -1.0, INF, 1.0), ("pow", -1.0, -INF, 1.0),
+    ("pow", 0.5, -INF, INF), ("pow", 2.0, -INF, 0.0), ("pow", -0.5, INF, 0.0), ("pow", -2.0, INF, INF),
+    ("pow", -INF, -3.0, -0.0), ("pow", -INF, -2.0, 0.0), ("pow", -INF, 3.0, -INF), ("pow", -INF, 2.0, INF),
+    ("pow", INF, -1.0, 0.0), ("pow", INF, 0.5, INF), ("pow", -2.0, 0.5, NAN), ("pow", NAN, 1.0, NAN),
+    ("pow", -2.0, 3.0, -8.0), ("pow", -2.0, 1e10, INF), ("pow", 10.0, -50.0, 0.0),
+    ("pown", NAN, 0, 1.0), ("pown", -0.0, -3, -INF), ("pown", 0.0, -2, INF), ("pown", -0.0, 3, -0.0),
+    ("pown", -0.0, 2, 0.0), ("pown", -2.0, 3, -8.0), ("pown", -INF, 3, -INF), ("pown", NAN, 1, NAN),
+    ("powr", 2.0, 0.0, 1.0), ("powr", 0.0, 0.0, NAN), ("powr", -0.0, -0.0, NAN), ("powr", 0.0, -1.0, INF),
+    ("powr", -0.0, -INF, INF), ("powr", 0.0, 1.0, 0.0), ("powr", 1.0, 5.0, 1.0), ("powr", 1.0, INF, NAN),
+    ("powr", -1.0, 2.0, NAN), ("powr", NAN, 0.0, NAN), ("powr", INF, 0.0, NAN), ("powr", INF, -1.0, 0.0),
+    ("powr", INF, 1.0, INF), ("powr", 0.5, INF, 0.0), ("powr", 0.5, -INF, INF), ("powr", 2.0, INF, INF),
+    ("powr", 2.0, -INF, 0.0), ("rootn", 0.0, -3, INF), ("rootn", -0.0, -3, -INF), ("rootn", -0.0, -2, INF),
+    ("rootn", -0.0, 3, -0.0), ("rootn", -0.0, 2, 0.0), ("rootn", -8.0, 2, NAN), ("rootn", 8.0, 0, NAN),
+    ("rootn", -8.0, 3, -2.0), ("rootn", -INF, 3, -INF), ("rootn", INF, -2, 0.0),
+]
+
+
+@pytest.mark.parametrize("arch", ["gfx1100"])
+def test_special_values_exactly(toolchain, devices, arch):
+    ints = {"pown", "rootn"}
+    unary = {name for name in UNARY}
+    lines = []
+    for k, (fn, _, _, _) in enumerate(SPECIAL):
+        args = "a[%d]" % k if fn in unary else f"a[{k}], (int)b[{k}]" if fn in ints else f"a[{k}], b[{k}]"
+        lines.append(f"  o[{k}] = {fn}({args});")
+    src = ("__kernel void f(__global float *o, __global const float *a, __global const float *b) {\n"
+           "  if (get_global_id(0) == 0) {\n" + "\n".join(lines) + "\n  }\n  float c, s = sincos(-0.0f, &c);\n"
+           f"  o[{len(SPECIAL)}] = s; o[{len(SPECIAL) + 1}] = c;\n}}\n")
+    dev = devices(arch)
+    a = np.array([s[1] for s in SPECIAL], np.float32)
+    b = np.array([s[2] for s in SPECIAL], np.float32)
+    ba, bb, bo = dev.alloc(a.nbytes), dev.alloc(b.nbytes), dev.alloc(a.nbytes + 8)
+    dev.copyin(ba, a)
+    dev.copyin(bb, b)
+    dev.load(cc.compile_source(src, "opencl", arch), "f")(bo, ba, bb, grid=1, block=1)
+    got = np.empty(len(SPECIAL) + 2, np.float32)
+    dev.copyout(got, bo)
+    dev.synchronize()
+    want = np.array([s[3] for s in SPECIAL] + [-0.0, 1.0], np.float32)
+    bad = [(SPECIAL[k][:3] if k < len(SPECIAL) else "sincos(-0)", got[k], want[k]) for k in range(len(want))
+           if not (np.isnan(got[k]) and np.isnan(want[k])) and got[k:k + 1].view(np.uint32) != want[k:k + 1].view(np.uint32)]
+    assert not bad, bad
