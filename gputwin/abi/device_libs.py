@@ -19,7 +19,10 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
               "tgamma", "lgamma", "lgamma_r", "expm1", "log1p", "logb", "ilogb", "ldexp", "frexp", "modf", "sincos",
               "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi", "exp10", "nextafter", "nan",
               "fract", "maxmag", "minmag", "divide", "recip"}
-_HINT_NATIVE = {"sin": "native_sin", "cos": "native_cos", "exp10": "exp2(x * log2(10))"}
+# ... of which gputwin's library (gtmath.h) has the float forms (OpenCL's overloads, HIP's sinf ...)
+_GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+                 "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
+                 "erfc"}
 _HALF_MEMORY = ("vload_half", "vstore_half", "vloada_half", "vstorea_half")   # floats <-> halfs in memory
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
@@ -33,11 +36,11 @@ def base_name(symbol: str) -> str:
     return symbol.split("(", 1)[0].strip()
 
 
-def _involves_half(symbol: str, name: str) -> bool:
-    """Whether the function returns or takes OpenCL's half type: in its name (convert_half4) or among the
-    parameters (`Dh` in the mangled name, `half` in a demangled one)."""
+def _involves(symbol: str, name: str, type_name: str, mangled: str) -> bool:
+    """Whether the function `name` returns or takes `type_name`: in its name (convert_half4) or among the
+    parameters (Itanium's code for it in a mangled symbol, the type's name in a demangled one)."""
     params = symbol[symbol.index(name) + len(name):]
-    return "half" in name or "Dh" in params or "half" in params
+    return type_name in name or (mangled in params if symbol.startswith("_Z") else type_name in params)
 
 
 def provider(symbol: str) -> str:
@@ -52,12 +55,16 @@ def provider(symbol: str) -> str:
         return f"{_ROCM}, ockl.bc / oclc_*.bc): link them with clang -Xclang -mlink-builtin-bitcode"
     if name.startswith("native_") or name.startswith("half_"):
         return f"{_ROCM}, opencl.bc); gputwin's library has native_* for float only"
-    if name in _OCML_MATH or name.rstrip("f") in _OCML_MATH:
-        alt = _HINT_NATIVE.get(name.rstrip("f") if name.endswith("f") and name[:-1] in _OCML_MATH else name)
-        tip = f"; {alt} is the hardware approximation gputwin's library offers" if alt else ""
-        return f"{_ROCM}, ocml.bc via opencl.bc)" + tip
+    math = name if name in _OCML_MATH else name[:-1] if name.endswith("f") and name[:-1] in _OCML_MATH else None
+    c_name = not symbol.startswith("_Z") and "(" not in symbol   # C's spelling: sin is double, sinf float
+    if math in _GTMATH_FLOAT and not (name == math if c_name else _involves(symbol, name, "double", "d")):
+        return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
+    if math in _GTMATH_FLOAT:
+        return f"{_ROCM}, ocml.bc via opencl.bc); gputwin's library has {math} for float only"
+    if math is not None:
+        return f"{_ROCM}, ocml.bc via opencl.bc)"
     if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):
-        if name.startswith(_HALF_MEMORY) or not _involves_half(symbol, name):
+        if name.startswith(_HALF_MEMORY) or not _involves(symbol, name, "half", "Dh"):
             return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
         return (f"{_ROCM}, opencl.bc); gputwin's library converts, loads and stores the integer types, float "
                 "and double (and half through vload_half/vstore_half), not the half type (cl_khr_fp16)")

@@ -20,10 +20,12 @@
 
 #ifdef __OPENCL_C_VERSION__
 #define GT_MATH static inline __attribute__((always_inline))
-#define GT_CONST __constant
+#define GT_TABLE __constant double
+#define GT_TABLE_PTR __constant double *
 #else
 #define GT_MATH static __device__ inline __attribute__((always_inline))
-#define GT_CONST __constant__
+#define GT_TABLE static __constant__ const double   /* a table of constants, and a pointer into one */
+#define GT_TABLE_PTR const double *
 #endif
 
 
@@ -85,7 +87,7 @@ GT_MATH double gt_log1p(double x) {
 
 /* ---- sin, cos ---- */
 /* 2/pi in 24-bit pieces: 2/pi = sum gt_two_over_pi[i] * 2^(-24 (i+1)) */
-GT_CONST double gt_two_over_pi[] = {   /* enough for |x| < 2^128: the last term used is [9] */
+GT_TABLE gt_two_over_pi[] = {   /* enough for |x| < 2^128: terms [0..7] are used */
   10680707, 7228996, 1387004, 2578385, 16069853, 12639074, 9804092, 4427841, 16666979, 11263675, 12935607,
   2387514};
 #define GT_PIO2_1 1.5707963267341256      /* pi/2 = 1 + 2 + 3: the first two with 33 significant bits */
@@ -171,7 +173,7 @@ GT_MATH double gt_atan2(double y, double x) {
 
 /* ---- erf, erfc (for float arguments) ---- */
 /* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)), n <= 28: |x| <= 2 to 1e-15 */
-GT_CONST double gt_erf_taylor[] = {
+GT_TABLE gt_erf_taylor[] = {
   5.754191643982172e-32, -1.669761793417372e-30, 4.6784835155184856e-29, -1.2641078988989164e-27,
   3.289260349175752e-26, -8.230149299214221e-25, 1.977064753877905e-23, -4.5518467589282e-22,
   1.0025164934907719e-20, -2.107855191442136e-19, 4.221407288807088e-18, -8.032735012415773e-17,
@@ -182,11 +184,11 @@ GT_CONST double gt_erf_taylor[] = {
 /* x e^(x^2) sqrt(pi) erfc(x) = g(1/x - 0.3): least-squares fit of degree 14 on [2, 10.1] (Chebyshev nodes;
    reference: the continued fraction x / (x + (1/2) / (x + 1 / (x + ...))) to 3000 terms, 60 digits);
    relative error under 5e-14 */
-GT_CONST double gt_erfc_fit[] = {
+GT_TABLE gt_erfc_fit[] = {
   7.528387023334148, -9.259027669028766, 3.645271501187936, 0.959973823246067, -2.231388143956094,
   1.5166381890251186, -0.3175522135821449, -0.47125688555574535, 0.6048741783516403, -0.2808553406437302,
   -0.14453378785262194, 0.3687988068243066, -0.24031613356017387, -0.23857408591261137, 0.9600198566122948};
-GT_MATH double gt_horner(double t, GT_CONST double *c, int n) {
+GT_MATH double gt_horner(double t, GT_TABLE_PTR c, int n) {
   double p = c[0];
   for (int i = 1; i < n; i++) p = __builtin_fma(p, t, c[i]);
   return p;
