@@ -23,6 +23,8 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
 _GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
                  "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
                  "erfc"}
+_GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
+                  "hypot"}   # ... and the double forms of these
 _HALF_MEMORY = ("vload_half", "vstore_half", "vloada_half", "vstorea_half")   # floats <-> halfs in memory
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
@@ -57,7 +59,8 @@ def provider(symbol: str) -> str:
         return f"{_ROCM}, opencl.bc); gputwin's library has native_* for float only"
     math = name if name in _OCML_MATH else name[:-1] if name.endswith("f") and name[:-1] in _OCML_MATH else None
     c_name = not symbol.startswith("_Z") and "(" not in symbol   # C's spelling: sin is double, sinf float
-    if math in _GTMATH_FLOAT and not (name == math if c_name else _involves(symbol, name, "double", "d")):
+    double = name == math if c_name else _involves(symbol, name, "double", "d")
+    if math in _GTMATH_DOUBLE or math in _GTMATH_FLOAT and not double:
         return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
     if math in _GTMATH_FLOAT:
         return f"{_ROCM}, ocml.bc via opencl.bc); gputwin's library has {math} for float only"

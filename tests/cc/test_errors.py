@@ -106,6 +106,7 @@ def test_hip_kernels_get_their_parameter_types(toolchain):
                                           ("get_local_id(unsigned int)", "build with `gputwin cc`"),
                                           ("_Z4powrff", "gputwin's device library"), ("_Z4powrdd", "float only"),
                                           ("_Z3sinDv4_f", "gputwin's device library"), ("sin(double)", "float only"),
+                                          ("_Z5atan2dd", "gputwin's device library"), ("sinh", "gputwin's device library"),
                                           ("_Z6tgammaf", "ocml"), ("erfcf", "gputwin's device library"),
                                           ("erfc", "float only"), ("mine", "define it in the kernel's source")])
 def test_providers(symbol, says):

@@ -44,7 +44,7 @@ def _sweep(rng, lo, hi, n=N) -> np.ndarray:
         return np.concatenate(parts).astype(np.float32)[:n]
 
 
-def _kernel(names, args) -> str:
+def _kernel(names, args, t: str = "float") -> str:
     """out[k*n + e] = name_k(x[k*n + e] (, y[k*n + e])), vectors of 4 for the even-numbered functions."""
     lines = []
     for k, name in enumerate(names):
@@ -55,22 +55,23 @@ def _kernel(names, args) -> str:
         else:
             v = ", ".join(f"vload4(e, {a} + {k * N})" for a in args)
             lines.append(f"  for (size_t e = i; e < {N // 4}; e += {LANES}) vstore4({name}({v}), e, o + {k * N});")
-    params = ", ".join(f"__global const {'int' if a == 'n' else 'float'} *{a}" for a in args)
-    return (f"__kernel void f(__global float *o, {params}) {{\n  size_t i = get_global_id(0);\n"
+    params = ", ".join(f"__global const {'int' if a == 'n' else t} *{a}" for a in args)
+    return (f"__kernel void f(__global {t} *o, {params}) {{\n  size_t i = get_global_id(0);\n"
             + "\n".join(lines) + "\n}\n")
 
 
 def _run(dev, arch, names, *inputs) -> np.ndarray:
     args = "xyz"[:len(inputs)] if not isinstance(inputs[-1][0], np.integer) else "x" + "n"
-    prg = dev.load(cc.compile_source(_kernel(names, args), "opencl", arch, wave64=True), "f")
+    t = {np.float32: "float", np.float64: "double"}[inputs[0].dtype.type]
+    prg = dev.load(cc.compile_source(_kernel(names, args, t), "opencl", arch, wave64=True), "f")
     bufs = []
     for a in inputs:
         b = dev.alloc(a.nbytes)
         dev.copyin(b, a)
         bufs.append(b)
-    bo = dev.alloc(4 * N * len(names))
+    out = np.empty(N * len(names), inputs[0].dtype)
+    bo = dev.alloc(out.nbytes)
     prg(bo, *bufs, grid=1, block=LANES)
-    out = np.empty(N * len(names), np.float32)
     dev.copyout(out, bo)
     dev.synchronize()
     return out.reshape(len(names), N)
@@ -207,6 +208,7 @@ __global__ void f(float *o, const float *x, const float *y, int n) {
   sincosf(a, &s, &c);
   o[i] = sinf(a); o[n + i] = c; o[2 * n + i] = powf(fabsf(a), b); o[3 * n + i] = atan2f(a, b);
   o[4 * n + i] = erfcf(b); o[5 * n + i] = tanhf(a); o[6 * n + i] = s; o[7 * n + i] = powif(a, 3);
+  o[8 * n + i] = (float)atan2((double)a, (double)b);     /* the double form, rounded to float here */
 }
 """
 
@@ -216,16 +218,64 @@ def test_hip_names_reach_the_same_functions(toolchain, devices, rng):
     x = _sweep(rng, -30, 30, n)
     y = rng.uniform(-4, 4, n).astype(np.float32)
     dev = devices("gfx1100")
-    bx, by, bo = dev.alloc(4 * n), dev.alloc(4 * n), dev.alloc(4 * 8 * n)
+    bx, by, bo = dev.alloc(4 * n), dev.alloc(4 * n), dev.alloc(4 * 9 * n)
     dev.copyin(bx, x)
     dev.copyin(by, y)
     dev.load(cc.compile_source(HIP_MATH, "hip", "gfx1100"), "f")(bo, bx, by, n, grid=n // 64, block=64)
-    got = np.empty((8, n), np.float32)
+    got = np.empty((9, n), np.float32)
     dev.copyout(got, bo)
     dev.synchronize()
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(all="ignore"):
         want = [np.sin(x64), np.cos(x64), np.abs(x64) ** y64, np.arctan2(x64, y64), UNARY["erfc"][0](y64),
-                np.tanh(x64), np.sin(x64), x64 ** 3]
-    for name, g, w in zip(["sinf", "sincosf cos", "powf", "atan2f", "erfcf", "tanhf", "sincosf sin", "powif"], got, want):
+                np.tanh(x64), np.sin(x64), x64 ** 3, np.arctan2(x64, y64)]
+    names = ["sinf", "sincosf cos", "powf", "atan2f", "erfcf", "tanhf", "sincosf sin", "powif", "atan2"]
+    for name, g, w in zip(names, got, want):
         assert float_ulps(g, w).max() <= 0.5, name       # the same correctly rounded results as OpenCL's
+
+
+DOUBLE = {  # name: (np.longdouble reference, OpenCL's bound for double in ulp, sweep range, arity)
+    "asin": (np.arcsin, 4, (-1, 1), 1), "acos": (np.arccos, 4, (-1, 1), 1), "atan": (np.arctan, 5, (-30, 30), 1),
+    "sinh": (np.sinh, 4, (-720, 720), 1), "cosh": (np.cosh, 4, (-720, 720), 1), "tanh": (np.tanh, 5, (-25, 25), 1),
+    "asinh": (np.arcsinh, 4, (-1e3, 1e3), 1), "acosh": (np.arccosh, 4, (1, 1e3), 1),
+    "atanh": (np.arctanh, 5, (-1, 1), 1), "expm1": (np.expm1, 3, (-50, 710), 1), "log1p": (np.log1p, 2, (-1, 1e3), 1),
+    "atan2": (np.arctan2, 6, (-10, 10), 2), "hypot": (np.hypot, 4, (-1e300, 1e300), 2),
+}
+
+
+def double_ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """float64 results against long-double references, in float64 ulp (NaN-ness must agree)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        w64 = want.astype(np.float64)
+        spacing = np.spacing(np.minimum(np.abs(w64), np.finfo(np.float64).max)).astype(np.longdouble)
+        g = got.astype(np.longdouble)
+        d = np.where((g == want) | (np.isinf(w64) & (got == w64)), 0.0, np.abs(g - want) / spacing)
+    return np.where(np.isnan(got) | np.isnan(w64), np.where(np.isnan(got) & np.isnan(w64), 0.0, np.inf), d)
+
+
+def _double_sweep(rng, lo, hi, n=N) -> np.ndarray:
+    q = n // 4
+    parts = [SPECIAL_ARGS.astype(np.float64), [5e-324, -5e-324, 1e-310, 1.7976931348623157e308, 0.999999999999, 1e-17],
+             np.linspace(lo, hi, q), rng.uniform(lo, hi, q), rng.integers(0, 1 << 63, n).astype(np.uint64).view(np.float64)
+             * rng.choice([1, -1], n)]
+    return np.concatenate(parts)[:n]
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double references (64-bit significand)")
+@pytest.mark.parametrize("arch", ["gfx1100"])
+def test_double_forms_within_opencl_bounds(toolchain, devices, rng, arch):
+    dev = devices(arch)
+    measured = {}
+    for arity in (1, 2):
+        names = [n for n, v in DOUBLE.items() if v[3] == arity]
+        xs = np.stack([_double_sweep(rng, *DOUBLE[n][2]) for n in names])
+        ins = [xs.reshape(-1)] + ([np.stack([rng.permutation(x) for x in xs]).reshape(-1)] if arity == 2 else [])
+        got = _run(dev, arch, names, *ins)
+        with np.errstate(all="ignore"):
+            for k, name in enumerate(names):
+                args = [a.reshape(len(names), N)[k].astype(np.longdouble) for a in ins]
+                u = double_ulps(got[k], DOUBLE[name][0](*args))
+                measured[name] = u.max()
+                worst = int(np.argmax(u))
+                assert u.max() <= DOUBLE[name][1], f"{name}: {u.max():.2f} ulp at {[a[worst] for a in args]}"
+    print("max ulp:", {k: round(float(v), 2) for k, v in measured.items()})

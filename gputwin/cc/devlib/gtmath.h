@@ -5,14 +5,16 @@
    within 1 ulp of the exact value with a wide margin under OpenCL's bounds, and double's exponent range
    keeps x*x, y*log(x) and the like from overflowing for any float input. The double building blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
-   - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f), f = (m-1)/(m+1), |f| <= 0.172, by
-     its series to f^25; log1p(x) = log(u) * x / (u - 1) with u = 1 + x (the rounding of u cancels);
+   - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
+     its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
+     log(u) plus the rounding error of u = 1 + x over u;
    - sin/cos: x = k*pi/2 + r; |x| < 2^20: Cody-Waite with pi/2 in three parts (the first two of 33 bits, so
      k*part is exact); beyond: Payne-Hanek, the float's 24-bit significand times 2/pi taken 24 bits at a
      time (gt_two_over_pi, computed from pi's digits), each product exact in double, the part above the
      quadrant dropped; sin and cos of r by their Taylor series to r^17 / r^18;
-   - atan: two halvings atan(x) = 2 atan(x / (1 + sqrt(1 + x^2))) bring |x| <= 1 under tan(pi/16), then its
-     series to x^25; asin, acos and atan2 through it;
+   - atan: |x| > 1 through pi/2 - atan(1/x), then atan(x) = atan(c) + atan((x - c) / (1 + x c)), c = k/8
+     nearest x, atan(c) from a two-part table, the rest (|t| <= 1/16) by its series to t^15; asin, acos and
+     atan2 through it;
    - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
    Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
 #ifndef GPUTWIN_GTMATH_H
@@ -65,24 +67,29 @@ GT_MATH double gt_expm1(double x) {
   double k, p = gt_expm1_taylor(gt_reduce_ln2(x, &k));
   return k > 1000 ? __builtin_ldexp(1.0 + p, (int)k) : __builtin_ldexp(p, (int)k) + (__builtin_ldexp(1.0, (int)k) - 1.0);
 }
+/* log(1 + f) for 1 + f in [sqrt(1/2), sqrt(2)): with s = f / (2 + f), log(1 + f) = 2 atanh(s)
+   = f - s (f - 2 s^2 P(s^2)), P = 1/3 + s^2/5 + ... + s^22/25: f enters exactly, the correction is at most a
+   sixth of it, so its rounding errors shrink accordingly */
+GT_MATH double gt_log1p_core(double f) {
+  double s = f / (2.0 + f), s2 = s * s, p = 1.0 / 25;
+  p = __builtin_fma(p, s2, 1.0 / 23); p = __builtin_fma(p, s2, 1.0 / 21); p = __builtin_fma(p, s2, 1.0 / 19);
+  p = __builtin_fma(p, s2, 1.0 / 17); p = __builtin_fma(p, s2, 1.0 / 15); p = __builtin_fma(p, s2, 1.0 / 13);
+  p = __builtin_fma(p, s2, 1.0 / 11); p = __builtin_fma(p, s2, 1.0 / 9); p = __builtin_fma(p, s2, 1.0 / 7);
+  p = __builtin_fma(p, s2, 1.0 / 5); p = __builtin_fma(p, s2, 1.0 / 3);
+  return f - s * (f - 2.0 * s2 * p);
+}
 GT_MATH double gt_log(double x) {
   if (!(x > 0.0) || __builtin_isinf(x)) return x == 0.0 ? -GT_INF : x < 0.0 ? GT_NAN : x;
   double m = __builtin_amdgcn_frexp_mant(x);
   int e = __builtin_amdgcn_frexp_exp(x);
   if (m < 0.7071067811865476) { m *= 2.0; e--; }
-  double f = (m - 1.0) / (m + 1.0), f2 = f * f;
-  double p = 1.0 / 25;
-  p = __builtin_fma(p, f2, 1.0 / 23); p = __builtin_fma(p, f2, 1.0 / 21); p = __builtin_fma(p, f2, 1.0 / 19);
-  p = __builtin_fma(p, f2, 1.0 / 17); p = __builtin_fma(p, f2, 1.0 / 15); p = __builtin_fma(p, f2, 1.0 / 13);
-  p = __builtin_fma(p, f2, 1.0 / 11); p = __builtin_fma(p, f2, 1.0 / 9); p = __builtin_fma(p, f2, 1.0 / 7);
-  p = __builtin_fma(p, f2, 1.0 / 5); p = __builtin_fma(p, f2, 1.0 / 3);
-  double s = 2.0 * f;
-  return __builtin_fma((double)e, GT_LN2_HI, s + __builtin_fma(s * f2, p, e * GT_LN2_LO));
+  return __builtin_fma((double)e, GT_LN2_HI, gt_log1p_core(m - 1.0) + e * GT_LN2_LO);   /* m - 1 is exact */
 }
 GT_MATH double gt_log1p(double x) {
   if (!(x > -1.0) || __builtin_isinf(x)) return x == -1.0 ? -GT_INF : x < -1.0 ? GT_NAN : x;
-  double u = 1.0 + x;
-  return u == 1.0 ? x : gt_log(u) * (x / (u - 1.0));
+  if (x > -0.2928932188134524 && x < 0.41421356237309503) return gt_log1p_core(x);
+  double u = 1.0 + x;      /* log(1 + x) = log(u) + log(1 + c/u), c = x - (u - 1) the rounding error of u */
+  return gt_log(u) + (x - (u - 1.0)) / u;
 }
 
 /* ---- sin, cos ---- */
@@ -145,19 +152,27 @@ GT_MATH void gt_sincos(double x, double *s, double *c) {
 }
 
 /* ---- atan family ---- */
+/* atan(k/8) = hi + lo for k = 0..8 (the series summed in 60-digit decimals; atan(1) by Machin's formula) */
+GT_TABLE gt_atan_hi[] = {0.0, 0.12435499454676144, 0.24497866312686414, 0.35877067027057225, 0.4636476090008061,
+                         0.5585993153435624, 0.6435011087932844, 0.7188299996216245, 0.7853981633974483};
+GT_TABLE gt_atan_lo[] = {0.0, -3.1253241424539383e-18, 1.0698755618734451e-17, -2.4623815582638635e-17,
+                         2.2698777452961687e-17, -5.4556305485916264e-18, 1.5834785051444286e-17,
+                         -2.1478388444456983e-17, 3.061616997868383e-17};
+#define GT_PIO2_HI 1.5707963267948966   /* pi/2 = HI + LO */
+#define GT_PIO2_LO 6.123233995736766e-17
 GT_MATH double gt_atan(double x) {
-  double a = __builtin_fabs(x), flip = a > 1.0;
-  if (a > 1.0) a = 1.0 / a;
-  a = a / (1.0 + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
-  a = a / (1.0 + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
-  double a2 = a * a, p = 1.0 / 25;
-  p = __builtin_fma(p, a2, -1.0 / 23); p = __builtin_fma(p, a2, 1.0 / 21); p = __builtin_fma(p, a2, -1.0 / 19);
-  p = __builtin_fma(p, a2, 1.0 / 17); p = __builtin_fma(p, a2, -1.0 / 15); p = __builtin_fma(p, a2, 1.0 / 13);
-  p = __builtin_fma(p, a2, -1.0 / 11); p = __builtin_fma(p, a2, 1.0 / 9); p = __builtin_fma(p, a2, -1.0 / 7);
-  p = __builtin_fma(p, a2, 1.0 / 5); p = __builtin_fma(p, a2, -1.0 / 3);
-  double t = 4.0 * __builtin_fma(a * a2, p, a);
-  if (flip) t = GT_PI / 2 - t;
-  return __builtin_copysign(t, x);
+  if (x != x) return x;
+  double a = __builtin_fabs(x);
+  bool flip = a > 1.0;
+  if (flip) a = 1.0 / a;
+  int k = (int)__builtin_rint(a * 8.0);
+  double c = k * 0.125, t = (a - c) / __builtin_fma(a, c, 1.0), t2 = t * t;   /* a - c is exact */
+  double q = 1.0 / 15;
+  q = __builtin_fma(q, t2, -1.0 / 13); q = __builtin_fma(q, t2, 1.0 / 11); q = __builtin_fma(q, t2, -1.0 / 9);
+  q = __builtin_fma(q, t2, 1.0 / 7); q = __builtin_fma(q, t2, -1.0 / 5); q = __builtin_fma(q, t2, 1.0 / 3);
+  double r = gt_atan_hi[k] + (gt_atan_lo[k] + __builtin_fma(-t * t2, q, t));
+  if (flip) r = (GT_PIO2_HI - r) + GT_PIO2_LO;
+  return __builtin_copysign(r, x);
 }
 /* atan2 of finite or infinite y, x (not NaN), with OpenCL's signed zeros and infinities */
 GT_MATH double gt_atan2(double y, double x) {
@@ -231,54 +246,70 @@ GT_MATH float gt_tanf(float x) {
   double r = gt_rem_pio2(x, &q), s = gt_sin_taylor(r), c = gt_cos_taylor(r);
   return (float)(q & 1 ? -c / s : s / c);
 }
-GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
-GT_MATH float gt_atan2f(float y, float x) {
-  return GT_ISNAN(x) || GT_ISNAN(y) ? GT_NAN : (float)gt_atan2(y, x);
+/* functions whose double computation is accurate enough to be the double form too (docs/cc.md lists
+   the measured errors); the float form rounds it once */
+GT_MATH double gt_atan2_d(double y, double x) {
+  return GT_ISNAN(x) || GT_ISNAN(y) ? GT_NAN : gt_atan2(y, x);
 }
-GT_MATH float gt_asinf(float x) {
-  if (!(__builtin_fabsf(x) <= 1.0f)) return GT_NAN;
-  return (float)gt_atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
+GT_MATH double gt_asin(double x) {
+  return !(__builtin_fabs(x) <= 1.0) ? GT_NAN : gt_atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
 }
-GT_MATH float gt_acosf(float x) {
-  if (!(__builtin_fabsf(x) <= 1.0f)) return GT_NAN;
-  return (float)gt_atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
+GT_MATH double gt_acos(double x) {
+  return !(__builtin_fabs(x) <= 1.0) ? GT_NAN : gt_atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
 }
-GT_MATH float gt_sinhf(float x) {
-  double a = __builtin_fabs((double)x), e = gt_expm1(a);
-  if (a > 90.0) return x * GT_INF;   /* beyond float's range (and e / (e + 1) would be inf / inf) */
-  return (float)__builtin_copysign(0.5 * (e + e / (e + 1.0)), x);
+GT_MATH double gt_sinh(double x) {
+  double a = __builtin_fabs(x), r;
+  if (a > 709.0) { double e = gt_exp(0.5 * a); r = 0.5 * e * e; }   /* e^a / 2 without overflowing first */
+  else { double e = gt_expm1(a); r = 0.5 * (e + e / (e + 1.0)); }
+  return __builtin_copysign(r, x);
 }
-GT_MATH float gt_coshf(float x) {
-  double e = gt_exp(__builtin_fabs((double)x));
-  return (float)(0.5 * (e + 1.0 / e));
+GT_MATH double gt_cosh(double x) {
+  double a = __builtin_fabs(x), e = gt_exp(a > 709.0 ? 0.5 * a : a);
+  return a > 709.0 ? 0.5 * e * e : 0.5 * (e + 1.0 / e);
 }
-GT_MATH float gt_tanhf(float x) {
-  double a = __builtin_fabs((double)x), e = gt_expm1(2.0 * a);
-  return (float)__builtin_copysign(a > 20.0 ? 1.0 : e / (e + 2.0), x);
+GT_MATH double gt_tanh(double x) {
+  double a = __builtin_fabs(x), e = gt_expm1(2.0 * a);
+  return __builtin_copysign(a > 20.0 ? 1.0 : e / (e + 2.0), x);   /* 1 - tanh(20) < 2^-56 */
 }
-GT_MATH float gt_asinhf(float x) {
-  double a = __builtin_fabs((double)x);
+GT_MATH double gt_asinh(double x) {
+  double a = __builtin_fabs(x);
   if (GT_ISINF(x) || GT_ISNAN(x)) return x;
-  return (float)__builtin_copysign(gt_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a))), x);
+  double r = a > 0x1p28 ? gt_log(a) + GT_LN2_HI : gt_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a)));
+  return __builtin_copysign(r, x);
 }
-GT_MATH float gt_acoshf(float x) {
-  double t = (double)x - 1.0;
-  return x < 1.0f ? GT_NAN : (float)gt_log1p(t + __builtin_sqrt(__builtin_fma(t, t, 2.0 * t)));
+GT_MATH double gt_acosh(double x) {
+  double t = x - 1.0;
+  if (x < 1.0) return GT_NAN;
+  return x > 0x1p28 ? gt_log(x) + GT_LN2_HI : gt_log1p(t + __builtin_sqrt(__builtin_fma(t, t, 2.0 * t)));
 }
-GT_MATH float gt_atanhf(float x) {
-  double a = __builtin_fabs((double)x);
-  return a > 1.0 ? GT_NAN : (float)__builtin_copysign(0.5 * gt_log1p(2.0 * a / (1.0 - a)), x);
+GT_MATH double gt_atanh(double x) {
+  double a = __builtin_fabs(x);
+  return a > 1.0 ? GT_NAN : __builtin_copysign(0.5 * gt_log1p(2.0 * a / (1.0 - a)), x);
 }
+GT_MATH double gt_hypot(double x, double y) {
+  if (GT_ISINF(x) || GT_ISINF(y)) return GT_INF;
+  double a = __builtin_fabs(x), b = __builtin_fabs(y);
+  int e = __builtin_amdgcn_frexp_exp(a > b ? a : b);      /* scaled to [0.5, 1): no overflow or underflow */
+  a = __builtin_ldexp(a, -e); b = __builtin_ldexp(b, -e);
+  return __builtin_ldexp(__builtin_sqrt(__builtin_fma(a, a, b * b)), e);
+}
+GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
+GT_MATH float gt_atan2f(float y, float x) { return (float)gt_atan2_d(y, x); }
+GT_MATH float gt_asinf(float x) { return (float)gt_asin(x); }
+GT_MATH float gt_acosf(float x) { return (float)gt_acos(x); }
+GT_MATH float gt_sinhf(float x) { return (float)gt_sinh(x); }
+GT_MATH float gt_coshf(float x) { return (float)gt_cosh(x); }
+GT_MATH float gt_tanhf(float x) { return (float)gt_tanh(x); }
+GT_MATH float gt_asinhf(float x) { return (float)gt_asinh(x); }
+GT_MATH float gt_acoshf(float x) { return (float)gt_acosh(x); }
+GT_MATH float gt_atanhf(float x) { return (float)gt_atanh(x); }
+GT_MATH float gt_hypotf(float x, float y) { return (float)gt_hypot(x, y); }
 GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
 GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
 GT_MATH float gt_exp10f(float x) { return (float)gt_exp(x * GT_LN10); }
 GT_MATH float gt_cbrtf(float x) {
   if (x == 0.0f || GT_ISINF(x) || GT_ISNAN(x)) return x;
   return (float)__builtin_copysign(gt_exp(gt_log(__builtin_fabs((double)x)) / 3.0), x);
-}
-GT_MATH float gt_hypotf(float x, float y) {
-  if (GT_ISINF(x) || GT_ISINF(y)) return GT_INF;
-  return (float)__builtin_sqrt(__builtin_fma((double)x, x, (double)y * y));
 }
 GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
 GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }

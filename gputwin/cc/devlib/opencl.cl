@@ -199,9 +199,17 @@ GT_VEC(GT_EXACT, float) GT_VEC(GT_EXACT, double) GT_VEC(GT_EXPLOG, float) GT_VEC
 #define GT_FI(name) float OVL name(float x, int n) { return gt_##name##f(x, n); } GT_VN(GT_FI_N, name)
 #define GT_FI_N(name, N) float##N OVL name(float##N x, int##N n) { GT_VEC_LOOP(N, gt_##name##f(x[k], n[k])) }
 #define GT_VN(M, name) M(name, 2) M(name, 3) M(name, 4) M(name, 8) M(name, 16)
+#define GT_D1(name) double OVL name(double x) { return gt_##name(x); } GT_VN(GT_D1_N, name)
+#define GT_D1_N(name, N) double##N OVL name(double##N x) { double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name(x[k]); return r; }
+#define GT_D2(name, f) double OVL name(double x, double y) { return f(x, y); } \
+  GT_D2_N(name, f, 2) GT_D2_N(name, f, 3) GT_D2_N(name, f, 4) GT_D2_N(name, f, 8) GT_D2_N(name, f, 16)
+#define GT_D2_N(name, f, N) double##N OVL name(double##N x, double##N y) { \
+    double##N r; for (int k = 0; k < N; k++) r[k] = f(x[k], y[k]); return r; }
 GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh) GT_F1(cosh) GT_F1(tanh)
 GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
 GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
+GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
+GT_D1(expm1) GT_D1(log1p) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }

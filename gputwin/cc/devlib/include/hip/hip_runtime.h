@@ -176,8 +176,9 @@ __GT_DEV unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 __GT_DEV float min(float a, float b) { return __builtin_fminf(a, b); }
 __GT_DEV float max(float a, float b) { return __builtin_fmaxf(a, b); }
 
-/* the transcendental functions of gputwin's device library (gtmath.h, shared with OpenCL C): float only,
-   so that a double argument finds no float overload to be silently narrowed to */
+/* the transcendental functions of gputwin's device library (gtmath.h, shared with OpenCL C): the float
+   forms, and the double forms of those it has for double; no float overloads of the C++ names, so that a
+   double argument is never silently narrowed to float */
 #include "../../gtmath.h"
 #define __GT_MATH1(name) __GT_DEV float name##f(float x) { return gt_##name##f(x); }
 #define __GT_MATH2(name) __GT_DEV float name##f(float x, float y) { return gt_##name##f(x, y); }
@@ -186,6 +187,11 @@ __GT_MATH1(cosh) __GT_MATH1(tanh) __GT_MATH1(asinh) __GT_MATH1(acosh) __GT_MATH1
 __GT_MATH1(log1p) __GT_MATH1(cbrt) __GT_MATH1(erf) __GT_MATH1(erfc)
 __GT_MATH2(atan2) __GT_MATH2(pow) __GT_MATH2(hypot)
 __GT_DEV void sincosf(float x, float *s, float *c) { *s = gt_sinf(x); *c = gt_cosf(x); }
+#define __GT_MATHD(name) __GT_DEV double name(double x) { return gt_##name(x); }
+__GT_MATHD(asin) __GT_MATHD(acos) __GT_MATHD(atan) __GT_MATHD(sinh) __GT_MATHD(cosh) __GT_MATHD(tanh) __GT_MATHD(asinh)
+__GT_MATHD(acosh) __GT_MATHD(atanh) __GT_MATHD(expm1) __GT_MATHD(log1p)
+__GT_DEV double atan2(double y, double x) { return gt_atan2_d(y, x); }
+__GT_DEV double hypot(double x, double y) { return gt_hypot(x, y); }
 __GT_DEV float powif(float x, int n) { return gt_pownf(x, n); }
 
 /* printf: clang lowers it (-mprintf-kind=buffered) into a record in the printf buffer */
