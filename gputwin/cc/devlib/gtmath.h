@@ -36,7 +36,8 @@
 #define GT_PI 3.141592653589793
 #define GT_LN2_HI 0.6931471805599453             /* ln 2 = HI + LO to about 2^-106 */
 #define GT_LN2_LO 2.3190468138462996e-17
-#define GT_LN10 2.302585092994046
+#define GT_LN10_HI 2.302585092994046           /* ln 10 = HI + LO */
+#define GT_LN10_LO -2.1707562233822494e-16
 
 /* ---- exp, log ---- */
 GT_MATH double gt_expm1_taylor(double r) {   /* e^r - 1, |r| <= 0.35 */
@@ -52,12 +53,17 @@ GT_MATH double gt_reduce_ln2(double x, double *k) {
   *k = __builtin_rint(x * (1.0 / GT_LN2_HI));
   return __builtin_fma(-*k, GT_LN2_LO, __builtin_fma(-*k, GT_LN2_HI, x));
 }
-GT_MATH double gt_exp(double x) {
+GT_MATH double gt_exp_hl(double x, double lo) {   /* e^(x + lo), |lo| below an ulp of x */
   if (x != x) return x;
   if (x > 709.8) return GT_INF;
   if (x < -745.2) return 0.0;
-  double k, r = gt_reduce_ln2(x, &k);
+  double k, r = gt_reduce_ln2(x, &k) + lo;
   return __builtin_ldexp(1.0 + gt_expm1_taylor(r), (int)k);
+}
+GT_MATH double gt_exp(double x) { return gt_exp_hl(x, 0.0); }
+GT_MATH double gt_exp10(double x) {   /* e^(x ln 10), the product kept to twice double's precision */
+  double hi = x * GT_LN10_HI;
+  return gt_exp_hl(hi, __builtin_fma(x, GT_LN10_HI, -hi) + x * GT_LN10_LO);
 }
 GT_MATH double gt_expm1(double x) {
   if (x != x || x == 0.0) return x;
@@ -306,11 +312,15 @@ GT_MATH float gt_atanhf(float x) { return (float)gt_atanh(x); }
 GT_MATH float gt_hypotf(float x, float y) { return (float)gt_hypot(x, y); }
 GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
 GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
-GT_MATH float gt_exp10f(float x) { return (float)gt_exp(x * GT_LN10); }
-GT_MATH float gt_cbrtf(float x) {
-  if (x == 0.0f || GT_ISINF(x) || GT_ISNAN(x)) return x;
-  return (float)__builtin_copysign(gt_exp(gt_log(__builtin_fabs((double)x)) / 3.0), x);
+GT_MATH double gt_cbrt(double x) {
+  if (x == 0.0 || GT_ISINF(x) || GT_ISNAN(x)) return x;
+  int k = __builtin_amdgcn_frexp_exp(x) / 3;                /* |x| = 2^3k a, a in [1/8, 8): no under/overflow */
+  double a = __builtin_ldexp(__builtin_fabs(x), -3 * k), y = gt_exp(gt_log(a) / 3.0);
+  y -= (y * y * y - a) / (3.0 * y * y);                     /* one Newton step to the last bit */
+  return __builtin_copysign(__builtin_ldexp(y, k), x);
 }
+GT_MATH float gt_exp10f(float x) { return (float)gt_exp10(x); }
+GT_MATH float gt_cbrtf(float x) { return (float)gt_cbrt(x); }
 GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
 GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
 
