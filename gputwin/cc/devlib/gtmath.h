@@ -1,9 +1,11 @@
 /* gputwin's transcendental functions, in the subset of C that OpenCL C and HIP's C++ share: opencl.cl
    defines OpenCL's overloads from them, include/hip/hip_runtime.h HIP's sinf, powf, ... (docs/cc.md).
 
-   The float functions compute in double and round once at the end: double's 53 bits leave a float result
-   within 1 ulp of the exact value with a wide margin under OpenCL's bounds, and double's exponent range
-   keeps x*x, y*log(x) and the like from overflowing for any float input. The double building blocks:
+   Everything computes in double. The float functions round a double result once: double's 53 bits leave
+   it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
+   y*log(x) and the like from overflowing for any float input. Where the double computation is itself
+   within OpenCL's double bounds (asin ... hypot, exp10, cbrt: docs/cc.md has the measured errors) it is
+   the double form too; sin/cos/tan, pow and erf are float only. The building blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
    - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
      its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
@@ -30,9 +32,10 @@
 #define GT_TABLE_PTR const double *
 #endif
 
-
 #define GT_INF __builtin_inf()
 #define GT_NAN __builtin_nan("")
+#define GT_ISNAN(x) __builtin_isnan(x)
+#define GT_ISINF(x) __builtin_isinf(x)
 #define GT_PI 3.141592653589793
 #define GT_LN2_HI 0.6931471805599453             /* ln 2 = HI + LO to about 2^-106 */
 #define GT_LN2_LO 2.3190468138462996e-17
@@ -232,8 +235,6 @@ GT_MATH double gt_erfc(double x) {
 
 /* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
    double computation rounded once ---- */
-#define GT_ISNAN(x) __builtin_isnan(x)
-#define GT_ISINF(x) __builtin_isinf(x)
 GT_MATH float gt_sinf(float x) {
   double s, c;
   if (x == 0.0f || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
