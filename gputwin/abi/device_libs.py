@@ -25,7 +25,6 @@ _GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2",
                  "erfc"}
 _GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
                   "hypot", "exp10", "cbrt"}   # ... and the double forms of these
-_HALF_MEMORY = ("vload_half", "vstore_half", "vloada_half", "vstorea_half")   # floats <-> halfs in memory
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 
@@ -38,11 +37,11 @@ def base_name(symbol: str) -> str:
     return symbol.split("(", 1)[0].strip()
 
 
-def _involves(symbol: str, name: str, type_name: str, mangled: str) -> bool:
-    """Whether the function `name` returns or takes `type_name`: in its name (convert_half4) or among the
-    parameters (Itanium's code for it in a mangled symbol, the type's name in a demangled one)."""
+def _takes_double(symbol: str, name: str) -> bool:
+    """Whether the function `name` takes a double: `d` among the parameters of a mangled symbol, `double`
+    in a demangled one."""
     params = symbol[symbol.index(name) + len(name):]
-    return type_name in name or (mangled in params if symbol.startswith("_Z") else type_name in params)
+    return "d" in params if symbol.startswith("_Z") else "double" in params
 
 
 def provider(symbol: str) -> str:
@@ -59,7 +58,7 @@ def provider(symbol: str) -> str:
         return f"{_ROCM}, opencl.bc); gputwin's library has native_* for float only"
     math = name if name in _OCML_MATH else name[:-1] if name.endswith("f") and name[:-1] in _OCML_MATH else None
     c_name = not symbol.startswith("_Z") and "(" not in symbol   # C's spelling: sin is double, sinf float
-    double = name == math if c_name else _involves(symbol, name, "double", "d")
+    double = name == math if c_name else _takes_double(symbol, name)
     if math in _GTMATH_DOUBLE or math in _GTMATH_FLOAT and not double:
         return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
     if math in _GTMATH_FLOAT:
@@ -67,10 +66,7 @@ def provider(symbol: str) -> str:
     if math is not None:
         return f"{_ROCM}, ocml.bc via opencl.bc)"
     if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):
-        if name.startswith(_HALF_MEMORY) or not _involves(symbol, name, "half", "Dh"):
-            return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
-        return (f"{_ROCM}, opencl.bc); gputwin's library converts, loads and stores the integer types, float "
-                "and double (and half through vload_half/vstore_half), not the half type (cl_khr_fp16)")
+        return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
     if name in ("get_global_id", "get_local_id", "get_group_id", "get_local_size", "get_num_groups",
                 "get_global_size", "get_work_dim", "barrier", "__printf_alloc"):
         return f"{GPUTWIN_DEVLIB} or ROCm's opencl.bc: build with `gputwin cc`, which links it"

@@ -190,3 +190,27 @@ GT_VLOAD_HALF_AS() GT_VLOAD_HALF_AS(__constant)
   GT_VSTORE_HALF(T, , GT_RTE) GT_VSTORE_HALF(T, _rte, GT_RTE) GT_VSTORE_HALF(T, _rtz, GT_RTZ) \
   GT_VSTORE_HALF(T, _rtp, GT_RTP) GT_VSTORE_HALF(T, _rtn, GT_RTN)
 GT_VSTORE_HALFS(float) GT_VSTORE_HALFS(double)
+
+/* ---- the half type (cl_khr_fp16): to half through gt_round_bits in every mode (LLVM would convert a long
+   through float, rounding twice); from half by widening to float, which is exact ---- */
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#define GT_E_HALF_FROM_SIGNED(D, S, m) as_half((ushort)gt_from_signed(x, m, GT_F16))
+#define GT_E_HALF_FROM_UNSIGNED(D, S, m) as_half((ushort)gt_from_unsigned(x, m, GT_F16))
+#define GT_E_HALF_FROM_FP(D, S, m) as_half(GT_TO_HALF(S, x, m))
+#define GT_E_HALF_AS_IS(D, S, m) x
+#define GT_TO_HALF_FROM(S, E) GT_CVT(half, S, , E(half, S, GT_RTE)) GT_MODES(half, S, , E)
+#define GT_TO_HALF_FROM_SIGNED(D, S) GT_TO_HALF_FROM(S, GT_E_HALF_FROM_SIGNED)
+#define GT_TO_HALF_FROM_UNSIGNED(D, S) GT_TO_HALF_FROM(S, GT_E_HALF_FROM_UNSIGNED)
+GT_FROM_SIGNED(GT_TO_HALF_FROM_SIGNED, half) GT_FROM_UNSIGNED(GT_TO_HALF_FROM_UNSIGNED, half)
+GT_TO_HALF_FROM(float, GT_E_HALF_FROM_FP) GT_TO_HALF_FROM(double, GT_E_HALF_FROM_FP)
+GT_TO_HALF_FROM(half, GT_E_HALF_AS_IS)
+/* from half: every conversion of the float with the same value */
+#define GT_FROM_HALF_SUF(D, SUF) GT_CVT(D, half, SUF, convert_##D##SUF((float)x))
+#define GT_FROM_HALF_MODES(D, SAT) GT_FROM_HALF_SUF(D, SAT##_rte) GT_FROM_HALF_SUF(D, SAT##_rtz) \
+  GT_FROM_HALF_SUF(D, SAT##_rtp) GT_FROM_HALF_SUF(D, SAT##_rtn)
+#define GT_INT_FROM_HALF(D) GT_FROM_HALF_SUF(D, ) GT_FROM_HALF_MODES(D, ) GT_FROM_HALF_SUF(D, _sat) \
+  GT_FROM_HALF_MODES(D, _sat)
+GT_INT_FROM_HALF(char) GT_INT_FROM_HALF(uchar) GT_INT_FROM_HALF(short) GT_INT_FROM_HALF(ushort) GT_INT_FROM_HALF(int)
+GT_INT_FROM_HALF(uint) GT_INT_FROM_HALF(long) GT_INT_FROM_HALF(ulong)
+GT_FROM_HALF_SUF(float, ) GT_FROM_HALF_MODES(float, ) GT_FROM_HALF_SUF(double, ) GT_FROM_HALF_MODES(double, )
+GT_VLOADS(half)
