@@ -13,12 +13,12 @@ from gputwin.errors import KernelNotFound
 
 
 def test_a_missing_math_function_names_its_library_and_the_alternative(toolchain):
-    src = "__kernel void k(__global double *o) { o[0] = sin(o[1]); }"
+    src = "__kernel void k(__global double *o) { o[0] = erf(o[1]); }"
     with pytest.raises(cc.BuildError) as e:
         cc.compile_source(src, "opencl", filename="wave.cl")
     msg = str(e.value)
-    assert "undefined hidden symbol: sin(double)" in msg and "wave.o" in msg
-    assert "`sin(double)` is defined by ROCm's device libraries" in msg and "ocml" in msg and "for float only" in msg
+    assert "undefined hidden symbol: erf(double)" in msg and "wave.o" in msg
+    assert "`erf(double)` is defined by ROCm's device libraries" in msg and "ocml" in msg and "for float only" in msg
 
 
 def test_compile_errors_name_the_file_and_line(toolchain):
@@ -105,7 +105,7 @@ def test_hip_kernels_get_their_parameter_types(toolchain):
                                           ("_Z5vload2mPKDh", "gputwin's device library"),
                                           ("get_local_id(unsigned int)", "build with `gputwin cc`"),
                                           ("_Z4powrff", "gputwin's device library"), ("_Z4powrdd", "float only"),
-                                          ("_Z3sinDv4_f", "gputwin's device library"), ("sin(double)", "float only"),
+                                          ("_Z3sinDv4_f", "gputwin's device library"), ("pow(double, double)", "float only"),
                                           ("_Z5atan2dd", "gputwin's device library"), ("sinh", "gputwin's device library"),
                                           ("_Z6tgammaf", "ocml"), ("erfcf", "gputwin's device library"),
                                           ("erfc", "float only"), ("mine", "define it in the kernel's source")])

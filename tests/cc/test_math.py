@@ -239,6 +239,7 @@ DOUBLE = {  # name: (np.longdouble reference, OpenCL's bound for double in ulp, 
     "sinh": (np.sinh, 4, (-720, 720), 1), "cosh": (np.cosh, 4, (-720, 720), 1), "tanh": (np.tanh, 5, (-25, 25), 1),
     "asinh": (np.arcsinh, 4, (-1e3, 1e3), 1), "acosh": (np.arccosh, 4, (1, 1e3), 1),
     "atanh": (np.arctanh, 5, (-1, 1), 1), "expm1": (np.expm1, 3, (-50, 710), 1), "log1p": (np.log1p, 2, (-1, 1e3), 1),
+    "sin": (np.sin, 4, (-40, 40), 1), "cos": (np.cos, 4, (-40, 40), 1), "tan": (np.tan, 4, (-40, 40), 1),
     "exp10": (lambda x: np.longdouble(10) ** x, 3, (-330, 310), 1), "cbrt": (np.cbrt, 2, (-1e6, 1e6), 1),
     "atan2": (np.arctan2, 6, (-10, 10), 2), "hypot": (np.hypot, 4, (-1e300, 1e300), 2),
 }
@@ -257,7 +258,9 @@ def double_ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 def _double_sweep(rng, lo, hi, n=N) -> np.ndarray:
     q = n // 4
     bits = rng.integers(0, 1 << 63, n).astype(np.uint64).view(np.float64)
+    hard = [1e22, 6381956970095103 * 2.0 ** 797, -2.0 ** 1023, 1e300]   # sin(1e22); within 2^-61 of a k pi/2
     parts = [SPECIAL_ARGS.astype(np.float64), [5e-324, -5e-324, 1e-310, 1.7976931348623157e308, 0.999999999999, 1e-17],
+             hard,
              np.linspace(lo, hi, q), rng.uniform(lo, hi, q), np.where(rng.random(n) < 0.5, bits, -bits)]
     return np.concatenate(parts)[:n]
 

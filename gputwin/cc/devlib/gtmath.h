@@ -4,16 +4,16 @@
    Everything computes in double. The float functions round a double result once: double's 53 bits leave
    it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
    y*log(x) and the like from overflowing for any float input. Where the double computation is itself
-   within OpenCL's double bounds (asin ... hypot, exp10, cbrt: docs/cc.md has the measured errors) it is
-   the double form too; sin/cos/tan, pow and erf are float only. The building blocks:
+   within OpenCL's double bounds (sin ... hypot, exp10, cbrt: docs/cc.md has the measured errors) it is
+   the double form too; pow and erf are float only. The building blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
    - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
      its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
      log(u) plus the rounding error of u = 1 + x over u;
-   - sin/cos: x = k*pi/2 + r; |x| < 2^20: Cody-Waite with pi/2 in three parts (the first two of 33 bits, so
-     k*part is exact); beyond: Payne-Hanek, the float's 24-bit significand times 2/pi taken 24 bits at a
-     time (gt_two_over_pi, computed from pi's digits), each product exact in double, the part above the
-     quadrant dropped; sin and cos of r by their Taylor series to r^17 / r^18;
+   - sin/cos/tan: x = (k + f) pi/2 for |x| > pi/4 by Payne-Hanek: the 53-bit significand times the five
+     32-bit words of 2/pi that reach the binary point, exactly in 32-bit limbs, give the quadrant and 128
+     bits of f, r = f pi/2 as a double-double; sin and cos of r by their Taylor series to r^17 / r^18 plus
+     the low part's first-order term;
    - atan: |x| > 1 through pi/2 - atan(1/x), then atan(x) = atan(c) + atan((x - c) / (1 + x c)), c = k/8
      nearest x, atan(c) from a two-part table, the rest (|t| <= 1/16) by its series to t^15; asin, acos and
      atan2 through it;
@@ -37,6 +37,8 @@
 #define GT_ISNAN(x) __builtin_isnan(x)
 #define GT_ISINF(x) __builtin_isinf(x)
 #define GT_PI 3.141592653589793
+#define GT_PIO2_HI 1.5707963267948966           /* pi/2 = HI + LO */
+#define GT_PIO2_LO 6.123233995736766e-17
 #define GT_LN2_HI 0.6931471805599453             /* ln 2 = HI + LO to about 2^-106 */
 #define GT_LN2_LO 2.3190468138462996e-17
 #define GT_LN10_HI 2.302585092994046           /* ln 10 = HI + LO */
@@ -101,43 +103,7 @@ GT_MATH double gt_log1p(double x) {
   return gt_log(u) + (x - (u - 1.0)) / u;
 }
 
-/* ---- sin, cos ---- */
-/* 2/pi in 24-bit pieces: 2/pi = sum gt_two_over_pi[i] * 2^(-24 (i+1)) */
-GT_TABLE gt_two_over_pi[] = {   /* enough for |x| < 2^128: terms [0..7] are used */
-  10680707, 7228996, 1387004, 2578385, 16069853, 12639074, 9804092, 4427841, 16666979, 11263675, 12935607,
-  2387514};
-#define GT_PIO2_1 1.5707963267341256      /* pi/2 = 1 + 2 + 3: the first two with 33 significant bits */
-#define GT_PIO2_2 6.077100506303966e-11
-#define GT_PIO2_3 2.0222662487959506e-21
-
-/* x (a float's value) = k*pi/2 + r, |r| <= pi/4 (to about 2^-70 absolute); returns r, *q = k mod 4 */
-GT_MATH double gt_rem_pio2(double x, int *q) {
-  double ax = __builtin_fabs(x);
-  if (ax < 0x1p20) {
-    double k = __builtin_rint(x * (2.0 / GT_PI));
-    *q = (int)k & 3;
-    return ((x - k * GT_PIO2_1) - k * GT_PIO2_2) - k * GT_PIO2_3;
-  }
-  int e = __builtin_amdgcn_frexp_exp(ax) - 24;           /* ax = m * 2^e, m < 2^24 an integer */
-  double m = __builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 24);
-  int i = (e - 2) / 24 - 1;                                /* the terms before i are multiples of 4 */
-  if (i < 0) i = 0;
-  double hi = 0.0, lo = 0.0;
-  for (int j = i; j < i + 5; j++) {
-    double t = __builtin_ldexp(m * gt_two_over_pi[j], e - 24 * (j + 1));   /* exact */
-    t -= 4.0 * __builtin_floor(t * 0.25);                                  /* mod 4, exact */
-    double s = hi + t, err = (hi - (s - (s - hi))) + (t - (s - hi));          /* two-sum */
-    hi = s - 4.0 * __builtin_floor(s * 0.25);
-    lo += err;
-  }
-  double k = __builtin_rint(hi);
-  double f = (hi - k) + lo;
-  if (f > 0.5) { f -= 1.0; k += 1.0; } else if (f < -0.5) { f += 1.0; k -= 1.0; }
-  int qk = (int)k & 3;
-  *q = x < 0 ? (-qk) & 3 : qk;
-  double r = f * (GT_PI / 2);
-  return x < 0 ? -r : r;
-}
+/* ---- sin, cos, tan ---- */
 GT_MATH double gt_sin_taylor(double r) {   /* |r| <= pi/4 */
   double r2 = r * r, p = -1.0 / 355687428096000.0;
   p = __builtin_fma(p, r2, 1.0 / 1307674368000.0); p = __builtin_fma(p, r2, -1.0 / 6227020800.0);
@@ -152,12 +118,94 @@ GT_MATH double gt_cos_taylor(double r) {
   p = __builtin_fma(p, r2, 1.0 / 40320.0); p = __builtin_fma(p, r2, -1.0 / 720.0); p = __builtin_fma(p, r2, 1.0 / 24.0);
   return __builtin_fma(r2 * r2, p, __builtin_fma(r2, -0.5, 1.0));
 }
-/* sin and cos of a float's value x (not inf/NaN) */
-GT_MATH void gt_sincos(double x, double *s, double *c) {
-  int q;
-  double r = gt_rem_pio2(x, &q), sr = gt_sin_taylor(r), cr = gt_cos_taylor(r);
+/* 2/pi in 32-bit words: 2/pi = sum gt_two_over_pi_32[j] 2^(-32 (j+1)) (computed from pi by Machin's
+   formula); words [j0, j0 + 6] are used, j0 <= 30 for |x| < 2^1024 */
+GT_TABLE gt_two_over_pi_32[] = {
+  2734261102, 1313084713, 4230436817, 4113882560, 3680671129, 1011060801, 4266746795, 3736847713, 3072618042,
+  1112396512, 105459434, 164729372, 4263373596, 2972297022, 3900847605, 784024708, 3919343654, 3026157121,
+  965858873, 2203269620, 2625920907, 3187222587, 536385535, 3724908559, 4012839307, 1510632735, 1832287951,
+  667617719, 1330003814, 2657085997, 1965537991, 3957715323, 1023883767, 2320667370, 1811636145, 529358088,
+  1443049542};
+typedef unsigned long gt_u64;
+typedef unsigned int gt_u32;
+/* bits [pos, pos + 64) of the number in limbs l[2..10] (l[0..1] and l[11..13] are zero padding) */
+GT_MATH gt_u64 gt_bits64(const gt_u32 *l, int pos) {
+  int at = pos + 64, k = at >> 5, sh = at & 31;
+  gt_u64 lo = l[k] | (gt_u64)l[k + 1] << 32, hi = l[k + 2];
+  return sh ? lo >> sh | hi << (64 - sh) : lo;
+}
+/* x = (k + f) pi/2 with k = *q mod 4 and |f| <= 1/2; returns f pi/2 as hi + *lo. x = m 2^e (m < 2^53);
+   the product m * 2/pi is formed exactly, in 32-bit limbs, from the seven words that start where m * 2/pi
+   stops being a multiple of 4: 194+ bits of fraction, so the neglected tail of 2/pi is under 2^-139, and
+   x within 2^-61 of a multiple of pi/2 (the closest a double gets) keeps 70+ bits of f; the bits around
+   the binary point are the quadrant and 128 bits of f */
+GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
+  double ax = __builtin_fabs(x);
+  int e = __builtin_amdgcn_frexp_exp(ax) - 53;
+  gt_u64 m = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 53);
+  int j0 = e >= 2 ? (e - 2) / 32 : 0;
+  gt_u32 l[14] = {0}, a[2] = {(gt_u32)m, (gt_u32)(m >> 32)}, w[7];
+  for (int i = 0; i < 7; i++) w[i] = (gt_u32)gt_two_over_pi_32[j0 + 6 - i];   /* little-endian */
+  gt_u64 carry = 0;
+  for (int k = 0; k < 9; k++) {        /* limb k of m * w: the 32-bit halves of the partial products */
+    gt_u64 sum = carry;
+    for (int i = 0; i < 2; i++) {
+      if (k - i >= 0 && k - i < 7) sum += (gt_u32)((gt_u64)a[i] * w[k - i]);
+      if (k - i - 1 >= 0 && k - i - 1 < 7) sum += ((gt_u64)a[i] * w[k - i - 1]) >> 32;
+    }
+    l[k + 2] = (gt_u32)sum;
+    carry = sum >> 32;
+  }
+  int p2 = 32 * (j0 + 7) + 2 - e;      /* the bit of weight 4 */
+  int quadrant = (int)(gt_bits64(l, p2 - 2) & 3);
+  gt_u64 fhi = gt_bits64(l, p2 - 66), flo = gt_bits64(l, p2 - 130);
+  double sign = 1.0;
+  if (fhi >> 63) {                     /* f >= 1/2: the next quadrant, f - 1 negated */
+    quadrant++;
+    fhi = ~fhi + (flo == 0);
+    flo = -flo;
+    sign = -1.0;
+  }
+  double fh = (double)fhi;             /* fhi as hi + lo doubles, then scaled by 2^-64 */
+  long rem = (long)(fhi - (gt_u64)fh);
+  double f_hi = __builtin_ldexp(fh, -64), f_lo = __builtin_ldexp((double)rem, -64) + __builtin_ldexp((double)flo, -128);
+  double s = f_hi + f_lo;
+  f_lo = f_lo - (s - f_hi);
+  f_hi = s;
+  double r = f_hi * GT_PIO2_HI;
+  double r_lo = __builtin_fma(f_hi, GT_PIO2_HI, -r) + (f_hi * GT_PIO2_LO + f_lo * GT_PIO2_HI);
+  s = r + r_lo;
+  *lo = (r_lo - (s - r)) * sign;
+  if (x < 0) *lo = -*lo;
+  *q = x < 0 ? -quadrant & 3 : quadrant & 3;
+  return x < 0 ? -s * sign : s * sign;
+}
+/* sin and cos of x (finite) in double, and the quadrant-resolved tangent */
+GT_MATH void gt_sincos_d(double x, double *s, double *c) {
+  int q = 0;
+  double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
+  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
   *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
   *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+}
+GT_MATH double gt_sin(double x) {
+  double s, c;
+  if (x == 0.0 || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  gt_sincos_d(x, &s, &c);
+  return s;
+}
+GT_MATH double gt_cos(double x) {
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincos_d(x, &s, &c);
+  return c;
+}
+GT_MATH double gt_tan(double x) {
+  int q = 0;
+  if (x == 0.0 || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
+  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
+  return q & 1 ? -cr / sr : sr / cr;
 }
 
 /* ---- atan family ---- */
@@ -167,8 +215,6 @@ GT_TABLE gt_atan_hi[] = {0.0, 0.12435499454676144, 0.24497866312686414, 0.358770
 GT_TABLE gt_atan_lo[] = {0.0, -3.1253241424539383e-18, 1.0698755618734451e-17, -2.4623815582638635e-17,
                          2.2698777452961687e-17, -5.4556305485916264e-18, 1.5834785051444286e-17,
                          -2.1478388444456983e-17, 3.061616997868383e-17};
-#define GT_PIO2_HI 1.5707963267948966   /* pi/2 = HI + LO */
-#define GT_PIO2_LO 6.123233995736766e-17
 GT_MATH double gt_atan(double x) {
   if (x != x) return x;
   double a = __builtin_fabs(x);
@@ -235,24 +281,9 @@ GT_MATH double gt_erfc(double x) {
 
 /* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
    double computation rounded once ---- */
-GT_MATH float gt_sinf(float x) {
-  double s, c;
-  if (x == 0.0f || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
-  gt_sincos(x, &s, &c);
-  return (float)s;
-}
-GT_MATH float gt_cosf(float x) {
-  double s, c;
-  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
-  gt_sincos(x, &s, &c);
-  return (float)c;
-}
-GT_MATH float gt_tanf(float x) {
-  int q;
-  if (x == 0.0f || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
-  double r = gt_rem_pio2(x, &q), s = gt_sin_taylor(r), c = gt_cos_taylor(r);
-  return (float)(q & 1 ? -c / s : s / c);
-}
+GT_MATH float gt_sinf(float x) { return (float)gt_sin(x); }
+GT_MATH float gt_cosf(float x) { return (float)gt_cos(x); }
+GT_MATH float gt_tanf(float x) { return (float)gt_tan(x); }
 /* functions whose double computation is accurate enough to be the double form too (docs/cc.md lists
    the measured errors); the float form rounds it once */
 GT_MATH double gt_atan2_d(double y, double x) {

@@ -209,11 +209,15 @@ GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh)
 GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
 GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
 GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
-GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
+GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }
 GT_SINCOS(2) GT_SINCOS(3) GT_SINCOS(4) GT_SINCOS(8) GT_SINCOS(16)
+#define GT_SINCOS_D(N) \
+  double##N OVL sincos(double##N x, double##N *c) { *c = cos(x); return sin(x); }
+double OVL sincos(double x, double *c) { *c = gt_cos(x); return gt_sin(x); }
+GT_SINCOS_D(2) GT_SINCOS_D(3) GT_SINCOS_D(4) GT_SINCOS_D(8) GT_SINCOS_D(16)
 
 /* the hardware's v_sin_f32/v_cos_f32 take revolutions */
 float OVL native_sin(float x) { return __builtin_amdgcn_sinf(x * 0.15915494309189535f); }
