@@ -24,7 +24,8 @@ _GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2",
                  "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
                  "erfc"}
 _GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
-                  "hypot", "exp10", "cbrt", "sin", "cos", "tan", "sincos"}   # ... and the double forms of these
+                  "hypot", "exp10", "cbrt", "sin", "cos", "tan", "sincos", "pow", "pown", "powr",
+                  "rootn"}   # ... and the double forms of these
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 

@@ -356,6 +356,67 @@ GT_MATH float gt_cbrtf(float x) { return (float)gt_cbrt(x); }
 GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
 GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
 
+/* log x for pow, as hi + *lo to about 2^-100 relative: x = 2^e m, m in [1, 2), c = 1 + k/64 nearest m,
+   log m = log c + 2 atanh(s), s = (m - c) / (m + c) (|s| <= 1/256) as a double-double, log c from a
+   two-part table (60-digit decimals); the series' tail 2 s^3 (1/3 + ... + s^8/11) is under 2^-17 of it */
+GT_TABLE gt_log_c_hi[] = {
+  0.0, 0.015504186535965254, 0.030771658666753687, 0.0458095360312942, 0.06062462181643484,
+  0.07522342123758753, 0.08961215868968714, 0.10379679368164356, 0.11778303565638346, 0.13157635778871926,
+  0.1451820098444979, 0.15860503017663857, 0.17185025692665923, 0.184922338494012, 0.19782574332991987,
+  0.21056476910734964, 0.22314355131420976, 0.2355660713127669, 0.24783616390458127, 0.25995752443692605,
+  0.27193371548364176, 0.2837681731306446, 0.2954642128938359, 0.3070250352949119, 0.3184537311185346,
+  0.329753286372468, 0.3409265869705932, 0.3519764231571782, 0.3629054936893685, 0.37371640979358406,
+  0.38441169891033206, 0.394993808240869, 0.4054651081081644, 0.415827895143711, 0.4260843953109001,
+  0.43623676677491807, 0.44628710262841953, 0.4562374334815876, 0.46608972992459924, 0.4758459048699639,
+  0.4855078157817008, 0.4950772667978515, 0.5045560107523953, 0.5139457511022343, 0.5232481437645479,
+  0.5324647988694718, 0.5415972824327444, 0.5506471179526623, 0.5596157879354227, 0.5685047353526688,
+  0.5773153650348236, 0.5860490450035782, 0.5947071077466928, 0.6032908514380843, 0.6118015411059929,
+  0.6202404097518576, 0.6286086594223741, 0.6369074622370692, 0.6451379613735847, 0.6533012720127457,
+  0.661398482245365, 0.6694306539426292, 0.6773988235918061, 0.6853040030989194, 0.6931471805599453};
+GT_TABLE gt_log_c_lo[] = {
+  0.0, -3.278321022892429e-19, 1.0431732029005968e-18, 1.902959866474257e-18, 2.6424025938726934e-18,
+  -5.930604196293241e-18, -5.4268129336647135e-18, 5.47772415726659e-18, -1.1971685747593677e-18,
+  1.1123000879729588e-17, 8.242418783022475e-18, 1.1257003872182592e-17, -6.0224538210113705e-18,
+  3.0236614153574064e-18, 1.2821194372980142e-17, -4.249405314729895e-18, -9.091270597324799e-18,
+  -2.3943371495187355e-18, -1.2432209578702523e-17, 2.069806938978935e-17, 7.83319637697442e-19,
+  -2.032665581126656e-17, -2.16461086040599e-17, -1.2319916200101964e-17, 2.7114779367326236e-17,
+  2.122020616196946e-18, 1.7467136443544747e-17, -1.2953893030191963e-17, -2.1492361455310972e-17,
+  2.1836211281198184e-17, -1.612149700764673e-17, -1.5113724418336168e-17, -2.8811380259626426e-18,
+  -2.48753990369597e-17, -2.499176776547466e-17, -1.8379648230620457e-18, -1.8182541194649598e-17,
+  2.122222784062318e-17, -1.4116523239904406e-17, -6.181952722542219e-18, -1.6618350693852048e-17,
+  -8.307950959627356e-18, -2.4888518873597905e-17, 3.397548559332142e-17, -3.1833882216350925e-17,
+  -9.149239241180804e-19, -3.748764246125639e-17, -2.239429485856908e-17, 2.685492580212308e-17,
+  -5.4267346029482773e-17, -8.903591846974013e-18, -3.058363205263577e-17, 1.3751689964323675e-17,
+  9.9400563470175e-18, -3.7397759448726e-17, -3.989161064307651e-17, 4.3538742607970387e-17,
+  5.422955873465247e-17, 9.346960920120906e-19, -4.306892322029408e-17, -7.603333785634003e-18,
+  2.823733943928343e-17, -2.0978183882652005e-18, 4.893484946270261e-17, 2.3190468138462996e-17};
+GT_MATH double gt_two_sum(double a, double b, double *err) {
+  double s = a + b, bb = s - a;
+  *err = (a - (s - bb)) + (b - bb);
+  return s;
+}
+GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
+  double m = 2.0 * __builtin_amdgcn_frexp_mant(x);
+  int e = __builtin_amdgcn_frexp_exp(x) - 1, k = (int)__builtin_rint((m - 1.0) * 64.0);
+  double c = 1.0 + k * 0.015625, u = m - c, d_lo, d = gt_two_sum(m, c, &d_lo);   /* m - c is exact */
+  double s = u / d, s_lo = (__builtin_fma(-s, d, u) - s * d_lo) / d, s2 = s * s;
+  double p = 1.0 / 11;
+  p = __builtin_fma(p, s2, 1.0 / 9); p = __builtin_fma(p, s2, 1.0 / 7); p = __builtin_fma(p, s2, 1.0 / 5);
+  p = __builtin_fma(p, s2, 1.0 / 3);
+  double a = e * GT_LN2_HI, a_lo = __builtin_fma((double)e, GT_LN2_HI, -a) + e * GT_LN2_LO;
+  double e1, e2, h = gt_two_sum(a, gt_log_c_hi[k], &e1);
+  h = gt_two_sum(h, 2.0 * s, &e2);
+  double l = e1 + e2 + a_lo + gt_log_c_lo[k] + 2.0 * s_lo + 2.0 * s * s2 * p;
+  double r = h + l;
+  *lo = l - (r - h);
+  return r;
+}
+/* x^y = e^(y log x) for x > 0 finite, y finite: the product kept to twice double's precision */
+GT_MATH double gt_exp_ylogx(double x, double y) {
+  double l_lo, l = gt_log_dd(x, &l_lo), z = y * l;
+  return gt_exp_hl(z, __builtin_fma(y, l, -z) + y * l_lo);
+}
+
 /* pow's magnitude |x|^y and sign, for y an integer (yint), an odd one (yodd) or neither; x, y not NaN,
    y not zero, x not 1 (those are answered before) */
 GT_MATH double gt_pow(double x, double y, bool yint, bool yodd) {
@@ -364,30 +425,37 @@ GT_MATH double gt_pow(double x, double y, bool yint, bool yodd) {
   if (x < 0 && !yint) return GT_NAN;
   if (ax == 0.0) r = y < 0 ? GT_INF : 0.0;
   else if (GT_ISINF(ax)) r = y < 0 ? 0.0 : GT_INF;
-  else r = gt_exp(y * gt_log(ax));
+  else r = gt_exp_ylogx(ax, y);
   return __builtin_signbit(x) && yodd ? -r : r;
 }
-GT_MATH float gt_powf(float x, float y) {
-  if (y == 0.0f || x == 1.0f) return 1.0f;
+GT_MATH double gt_pow_d(double x, double y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
   if (GT_ISNAN(x) || GT_ISNAN(y)) return GT_NAN;
-  bool yint = __builtin_rintf(y) == y;
-  return (float)gt_pow(x, y, yint, yint && __builtin_fabsf(y) < 0x1p24f && ((int)y & 1));
+  bool yint = __builtin_rint(y) == y;
+  return gt_pow(x, y, yint, yint && __builtin_fabs(y) < 0x1p53 && ((long)y & 1));
 }
-GT_MATH float gt_pownf(float x, int n) {
-  if (n == 0 || x == 1.0f) return 1.0f;
-  return GT_ISNAN(x) ? x : (float)gt_pow(x, n, true, n & 1);
+GT_MATH double gt_pown_d(double x, int n) {
+  if (n == 0 || x == 1.0) return 1.0;
+  return GT_ISNAN(x) ? x : gt_pow(x, n, true, n & 1);
 }
-GT_MATH float gt_powrf(float x, float y) {
-  if (GT_ISNAN(x) || GT_ISNAN(y) || x < 0.0f) return GT_NAN;
-  if (x == 0.0f || GT_ISINF(x)) return y == 0.0f ? GT_NAN : (y < 0.0f) == (x == 0.0f) ? GT_INF : 0.0f;
-  if (x == 1.0f) return GT_ISINF(y) ? GT_NAN : 1.0f;
-  return y == 0.0f ? 1.0f : (float)gt_exp(y * gt_log(x));
+GT_MATH double gt_powr_d(double x, double y) {
+  if (GT_ISNAN(x) || GT_ISNAN(y) || x < 0.0) return GT_NAN;
+  if (x == 0.0 || GT_ISINF(x)) return y == 0.0 ? GT_NAN : (y < 0.0) == (x == 0.0) ? GT_INF : 0.0;
+  if (x == 1.0) return GT_ISINF(y) ? GT_NAN : 1.0;
+  return y == 0.0 ? 1.0 : GT_ISINF(y) ? ((x < 1.0) == (y < 0.0) ? GT_INF : 0.0) : gt_exp_ylogx(x, y);
 }
-GT_MATH float gt_rootnf(float x, int n) {
-  double ax = __builtin_fabs((double)x), r;
-  if (n == 0 || GT_ISNAN(x) || (x < 0.0f && !(n & 1))) return GT_NAN;
+GT_MATH double gt_rootn_d(double x, int n) {
+  double ax = __builtin_fabs(x), r;
+  if (n == 0 || GT_ISNAN(x) || (x < 0.0 && !(n & 1))) return GT_NAN;
   if (ax == 0.0 || GT_ISINF(ax)) r = (n < 0) == (ax == 0.0) ? GT_INF : 0.0;
-  else r = gt_exp(gt_log(ax) / n);
-  return (float)(n & 1 ? __builtin_copysign(r, x) : r);
+  else {
+    double l_lo, l = gt_log_dd(ax, &l_lo), z = l / n;
+    r = gt_exp_hl(z, (__builtin_fma(-z, (double)n, l) + l_lo) / n);
+  }
+  return n & 1 ? __builtin_copysign(r, x) : r;
 }
+GT_MATH float gt_powf(float x, float y) { return (float)gt_pow_d(x, y); }
+GT_MATH float gt_pownf(float x, int n) { return (float)gt_pown_d(x, n); }
+GT_MATH float gt_powrf(float x, float y) { return (float)gt_powr_d(x, y); }
+GT_MATH float gt_rootnf(float x, int n) { return (float)gt_rootn_d(x, n); }
 #endif

@@ -210,6 +210,11 @@ GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT
 GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
 GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
 GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
+GT_D2(pow, gt_pow_d) GT_D2(powr, gt_powr_d)
+#define GT_DI(name) double OVL name(double x, int n) { return gt_##name##_d(x, n); } GT_VN(GT_DI_N, name)
+#define GT_DI_N(name, N) double##N OVL name(double##N x, int##N n) { \
+    double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name##_d(x[k], n[k]); return r; }
+GT_DI(pown) GT_DI(rootn)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }

@@ -194,6 +194,8 @@ __GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan)
 __GT_DEV void sincos(double x, double *s, double *c) { *s = gt_sin(x); *c = gt_cos(x); }
 __GT_DEV double atan2(double y, double x) { return gt_atan2_d(y, x); }
 __GT_DEV double hypot(double x, double y) { return gt_hypot(x, y); }
+__GT_DEV double pow(double x, double y) { return gt_pow_d(x, y); }
+__GT_DEV double powi(double x, int n) { return gt_pown_d(x, n); }
 __GT_DEV float powif(float x, int n) { return gt_pownf(x, n); }
 
 /* printf: clang lowers it (-mprintf-kind=buffered) into a record in the printf buffer */
