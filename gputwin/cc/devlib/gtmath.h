@@ -4,8 +4,8 @@
    Everything computes in double. The float functions round a double result once: double's 53 bits leave
    it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
    y*log(x) and the like from overflowing for any float input. Where the double computation is itself
-   within OpenCL's double bounds (sin ... hypot, exp10, cbrt: docs/cc.md has the measured errors) it is
-   the double form too; pow and erf are float only. The building blocks:
+   within OpenCL's double bounds (all but erf/erfc: docs/cc.md has the measured errors) it is
+   the double form too; only erf and erfc are float only. The building blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
    - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
      its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
