@@ -17,6 +17,8 @@
    - atan: |x| > 1 through pi/2 - atan(1/x), then atan(x) = atan(c) + atan((x - c) / (1 + x c)), c = k/8
      nearest x, atan(c) from a two-part table, the rest (|t| <= 1/16) by its series to t^15; asin, acos and
      atan2 through it;
+   - pow/pown/powr/rootn: e^(y log|x|) with log x as a double-double (a log(1 + k/64) table and a short
+     atanh series) and y log x kept to twice double's precision into exp;
    - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
    Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
 #ifndef GPUTWIN_GTMATH_H
