@@ -19,7 +19,13 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
               "tgamma", "lgamma", "lgamma_r", "expm1", "log1p", "logb", "ilogb", "ldexp", "frexp", "modf", "sincos",
               "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi", "exp10", "nextafter", "nan",
               "fract", "maxmag", "minmag", "divide", "recip"}
-_HINT_NATIVE = {"sin": "native_sin", "cos": "native_cos", "exp10": "exp2(x * log2(10))"}
+# ... of which gputwin's library (gtmath.h) has the float forms (OpenCL's overloads, HIP's sinf ...)
+_GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+                 "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
+                 "erfc"}
+_GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
+                  "hypot", "exp10", "cbrt", "sin", "cos", "tan", "sincos", "pow", "pown", "powr",
+                  "rootn"}   # ... and the double forms of these
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 
@@ -30,6 +36,13 @@ def base_name(symbol: str) -> str:
         n = int(m.group(1))
         return symbol[m.end():m.end() + n]
     return symbol.split("(", 1)[0].strip()
+
+
+def _takes_double(symbol: str, name: str) -> bool:
+    """Whether the function `name` takes a double: `d` among the parameters of a mangled symbol, `double`
+    in a demangled one."""
+    params = symbol[symbol.index(name) + len(name):]
+    return "d" in params if symbol.startswith("_Z") else "double" in params
 
 
 def provider(symbol: str) -> str:
@@ -44,16 +57,17 @@ def provider(symbol: str) -> str:
         return f"{_ROCM}, ockl.bc / oclc_*.bc): link them with clang -Xclang -mlink-builtin-bitcode"
     if name.startswith("native_") or name.startswith("half_"):
         return f"{_ROCM}, opencl.bc); gputwin's library has native_* for float only"
-    if name in _OCML_MATH or name.rstrip("f") in _OCML_MATH:
-        alt = _HINT_NATIVE.get(name.rstrip("f") if name.endswith("f") and name[:-1] in _OCML_MATH else name)
-        tip = f"; {alt} is the hardware approximation gputwin's library offers" if alt else ""
-        return f"{_ROCM}, ocml.bc via opencl.bc)" + tip
-    if name.startswith("convert_"):
-        return (f"{_ROCM}, opencl.bc); gputwin's library has convert_<type> with the default rounding, not the "
-                "_sat / _rte / _rtz / _rtp / _rtn forms")
-    if name.startswith("vload") or name.startswith("vstore"):
-        return (f"{_ROCM}, opencl.bc); gputwin's library has vloadN/vstoreN, not the _half / _a / rounding "
-                "forms: write the access as a pointer dereference of a vector type")
+    math = name if name in _OCML_MATH else name[:-1] if name.endswith("f") and name[:-1] in _OCML_MATH else None
+    c_name = not symbol.startswith("_Z") and "(" not in symbol   # C's spelling: sin is double, sinf float
+    double = name == math if c_name else _takes_double(symbol, name)
+    if math in _GTMATH_DOUBLE or math in _GTMATH_FLOAT and not double:
+        return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
+    if math in _GTMATH_FLOAT:
+        return f"{_ROCM}, ocml.bc via opencl.bc); gputwin's library has {math} for float only"
+    if math is not None:
+        return f"{_ROCM}, ocml.bc via opencl.bc)"
+    if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):
+        return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
     if name in ("get_global_id", "get_local_id", "get_group_id", "get_local_size", "get_num_groups",
                 "get_global_size", "get_work_dim", "barrier", "__printf_alloc"):
         return f"{GPUTWIN_DEVLIB} or ROCm's opencl.bc: build with `gputwin cc`, which links it"

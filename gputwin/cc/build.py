@@ -86,7 +86,9 @@ def _devlib(arch: str, wave64: bool, cov: int, kind: str) -> bytes:
     source = DEVLIB / {"bc": "opencl.cl", "o": "printf.cl"}[kind]
     cmd = [_tool("clang"), "-x", "cl", "-cl-std=CL2.0", "-target", _TARGET, f"-mcpu={arch}", "-nogpulib", "-O2",
            *_target_flags(arch, wave64, cov)]
-    cmd += ["-c", "-emit-llvm"] if kind == "bc" else ["-c", "-ffunction-sections"]
+    # the bitcode is left unoptimised (its O2 attributes kept): the kernel's own pipeline optimises what it
+    # links, and optimising all ~5000 conversion overloads up front would take seconds per target
+    cmd += ["-c", "-emit-llvm", "-Xclang", "-disable-llvm-passes"] if kind == "bc" else ["-c", "-ffunction-sections"]
 
     def build() -> bytes:
         with tempfile.TemporaryDirectory(prefix="gputwin-devlib-") as tmp:

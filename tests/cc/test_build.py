@@ -5,7 +5,7 @@ import pytest
 
 from gputwin import cc
 from gputwin.abi.code_object import CodeObject
-from tests.cc.conftest import ARCHS
+from tests.cc.conftest import ARCHS, float_ulps
 
 IDS_CL = r"""
 __kernel void ids(__global uint *o) {
@@ -122,15 +122,6 @@ __kernel void ints(__global int *o, __global const int *x, __global const int *y
 """
 
 
-def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Distance in float32 units in the last place, measured at the correctly rounded result."""
-    w32 = want.astype(np.float32)
-    spacing = np.spacing(np.abs(w32)).astype(np.float64)
-    same = got.astype(np.float64) == want           # infinities (log 0 = -inf) must match exactly
-    with np.errstate(invalid="ignore"):
-        return np.where(same, 0.0, np.abs(got.astype(np.float64) - want) / spacing)
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 def test_math_matches_numpy(toolchain, devices, rng, arch):
     dev = devices(arch)
@@ -155,7 +146,7 @@ def test_math_matches_numpy(toolchain, devices, rng, arch):
     x64, ax = x.astype(np.float64), np.abs(x.astype(np.float64))
     with np.errstate(divide="ignore"):
         want = np.concatenate([np.exp(x64), np.exp2(x64), np.log(ax), np.log2(ax), np.log10(ax)])
-    assert _ulps(got, want).max() <= 3            # OpenCL C's limit for exp, exp2, log, log2, log10 (7.4)
+    assert float_ulps(got, want).max() <= 3            # OpenCL C's limit for exp, exp2, log, log2, log10 (7.4)
     yi = rng.integers(-100, 100, n).astype(np.int32)
     bf = dev.alloc(4 * n)
     dev.copyin(by, yi)

@@ -7,6 +7,7 @@
    printf.cl: the back end emits its calls after bitcode linking, so it is linked as an object. */
 
 #include "implicit.h"
+#include "gtmath.h"
 
 #define OVL __attribute__((overloadable))
 #define ALWAYS __attribute__((always_inline))
@@ -189,6 +190,40 @@ void OVL atomic_work_item_fence(cl_mem_fence_flags flags, memory_order order, me
   T OVL native_recip(T x) { return (T)1 / x; } \
   T OVL native_divide(T x, T y) { return x / y; }
 GT_VEC(GT_EXACT, float) GT_VEC(GT_EXACT, double) GT_VEC(GT_EXPLOG, float) GT_VEC(GT_NATIVE, float)
+/* the transcendental functions of gtmath.h, vectors element by element */
+#define GT_VEC_LOOP(N, expr) float##N r; for (int k = 0; k < N; k++) r[k] = expr; return r;
+#define GT_F1(name) float OVL name(float x) { return gt_##name##f(x); } GT_VN(GT_F1_N, name)
+#define GT_F1_N(name, N) float##N OVL name(float##N x) { GT_VEC_LOOP(N, gt_##name##f(x[k])) }
+#define GT_F2(name) float OVL name(float x, float y) { return gt_##name##f(x, y); } GT_VN(GT_F2_N, name)
+#define GT_F2_N(name, N) float##N OVL name(float##N x, float##N y) { GT_VEC_LOOP(N, gt_##name##f(x[k], y[k])) }
+#define GT_FI(name) float OVL name(float x, int n) { return gt_##name##f(x, n); } GT_VN(GT_FI_N, name)
+#define GT_FI_N(name, N) float##N OVL name(float##N x, int##N n) { GT_VEC_LOOP(N, gt_##name##f(x[k], n[k])) }
+#define GT_VN(M, name) M(name, 2) M(name, 3) M(name, 4) M(name, 8) M(name, 16)
+#define GT_D1(name) double OVL name(double x) { return gt_##name(x); } GT_VN(GT_D1_N, name)
+#define GT_D1_N(name, N) double##N OVL name(double##N x) { double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name(x[k]); return r; }
+#define GT_D2(name, f) double OVL name(double x, double y) { return f(x, y); } \
+  GT_D2_N(name, f, 2) GT_D2_N(name, f, 3) GT_D2_N(name, f, 4) GT_D2_N(name, f, 8) GT_D2_N(name, f, 16)
+#define GT_D2_N(name, f, N) double##N OVL name(double##N x, double##N y) { \
+    double##N r; for (int k = 0; k < N; k++) r[k] = f(x[k], y[k]); return r; }
+GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh) GT_F1(cosh) GT_F1(tanh)
+GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
+GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
+GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
+GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
+GT_D2(pow, gt_pow_d) GT_D2(powr, gt_powr_d)
+#define GT_DI(name) double OVL name(double x, int n) { return gt_##name##_d(x, n); } GT_VN(GT_DI_N, name)
+#define GT_DI_N(name, N) double##N OVL name(double##N x, int##N n) { \
+    double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name##_d(x[k], n[k]); return r; }
+GT_DI(pown) GT_DI(rootn)
+#define GT_SINCOS(N) \
+  float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
+float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }
+GT_SINCOS(2) GT_SINCOS(3) GT_SINCOS(4) GT_SINCOS(8) GT_SINCOS(16)
+#define GT_SINCOS_D(N) \
+  double##N OVL sincos(double##N x, double##N *c) { *c = cos(x); return sin(x); }
+double OVL sincos(double x, double *c) { *c = gt_cos(x); return gt_sin(x); }
+GT_SINCOS_D(2) GT_SINCOS_D(3) GT_SINCOS_D(4) GT_SINCOS_D(8) GT_SINCOS_D(16)
+
 /* the hardware's v_sin_f32/v_cos_f32 take revolutions */
 float OVL native_sin(float x) { return __builtin_amdgcn_sinf(x * 0.15915494309189535f); }
 float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.15915494309189535f); }
@@ -206,7 +241,7 @@ float OVL native_cos(float x) { return __builtin_amdgcn_cosf(x * 0.1591549430918
 GT_VEC2(GT_INT, int, uint) GT_VEC2(GT_INT, long, ulong) GT_VEC2(GT_UINT, uint, uint) GT_VEC2(GT_UINT, ulong, ulong)
 
 /* ---- conversions (OpenCL C 6.4.3) with the default rounding: what C's casts do (round toward zero to
-   integers, to nearest even to floating point); _sat and explicit rounding modes are not here ---- */
+   integers, to nearest even to floating point); _sat and the explicit rounding modes are in convert.cl ---- */
 #define GT_CONVERT_VEC(D, S, N) D##N OVL convert_##D##N(S##N x) { return __builtin_convertvector(x, D##N); }
 #define GT_CONVERT(D, S) \
   D OVL convert_##D(S x) { return (D)x; } \
@@ -229,3 +264,6 @@ GT_CONVERT_TO(uint) GT_CONVERT_TO(long) GT_CONVERT_TO(ulong) GT_CONVERT_TO(float
 #define GT_VLOADS(T) GT_VLOAD(T, 2) GT_VLOAD(T, 3) GT_VLOAD(T, 4) GT_VLOAD(T, 8) GT_VLOAD(T, 16)
 GT_VLOADS(char) GT_VLOADS(uchar) GT_VLOADS(short) GT_VLOADS(ushort) GT_VLOADS(int) GT_VLOADS(uint)
 GT_VLOADS(long) GT_VLOADS(ulong) GT_VLOADS(float) GT_VLOADS(double)
+
+#include "convert.cl"
+

@@ -278,6 +278,17 @@ def test_f16_min_max_med3_and_ldexp():
     np.testing.assert_array_equal(g.vgpr(5)[0, :2] & 0xFFFF, f16(np.array([2.0 ** -15, -2.0 ** -14], np.float16)))
 
 
+def test_f64_ldexp_takes_the_whole_exponent_range():
+    g = group(1)
+    x = np.resize(np.array([1.0, 1.5, 2.0 ** -1074, 1.0, 1.0, 0.75, -3.0, 2.0 ** 1000], np.float64), 32)
+    e = np.resize(np.array([420, 1000, 2000, -1074, -1100, 1024, 2200, -2100], np.int32), 32)
+    fill(g, 2, x)
+    fill(g, 4, e.view(np.uint32))
+    execute(g, inst("v_ldexp_f64", vdst=V(0, 2), src0=V(2, 2), src1=V(4)))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(u64(g, 0)[0, :8], np.ldexp(x[:8], e[:8]).view(np.uint64))
+
+
 @pytest.mark.parametrize("s0,s1,s2,want", [
     (2.0, 3.0, 1.0, 0x40C00000), (2.0, 3.0, 0.0, 0xFF7FFFFF), (2.0, 3.0, -0.0, 0xFF7FFFFF),
     (2.0, 3.0, float("nan"), 0xFF7FFFFF), (2.0, float("-inf"), 1.0, 0xFF7FFFFF), (2.0, float("nan"), 1.0, 0xFF7FFFFF),

@@ -145,7 +145,7 @@ __GT_DEV int __clzll(long long x) { return x ? __builtin_clzll(x) : 64; }
 __GT_DEV int __ffs(int x) { return __builtin_ffs(x); }
 __GT_DEV int __ffsll(long long x) { return __builtin_ffsll(x); }
 
-/* ---- math the AMDGPU back end expands itself (the rest lives in ROCm's ocml: docs/cc.md) ---- */
+/* ---- math the AMDGPU back end expands itself ---- */
 #define __GT_F1(name, builtin, T) __GT_DEV T name(T x) { return builtin(x); }
 #define __GT_F2(name, builtin, T) __GT_DEV T name(T x, T y) { return builtin(x, y); }
 __GT_F1(sqrtf, __builtin_sqrtf, float) __GT_F1(fabsf, __builtin_fabsf, float) __GT_F1(floorf, __builtin_floorf, float)
@@ -175,6 +175,28 @@ __GT_DEV unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 __GT_DEV unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 __GT_DEV float min(float a, float b) { return __builtin_fminf(a, b); }
 __GT_DEV float max(float a, float b) { return __builtin_fmaxf(a, b); }
+
+/* the transcendental functions of gputwin's device library (gtmath.h, shared with OpenCL C): the float
+   forms, and the double forms of those it has for double; no float overloads of the C++ names, so that a
+   double argument is never silently narrowed to float */
+#include "../../gtmath.h"
+#define __GT_MATH1(name) __GT_DEV float name##f(float x) { return gt_##name##f(x); }
+#define __GT_MATH2(name) __GT_DEV float name##f(float x, float y) { return gt_##name##f(x, y); }
+__GT_MATH1(sin) __GT_MATH1(cos) __GT_MATH1(tan) __GT_MATH1(asin) __GT_MATH1(acos) __GT_MATH1(atan) __GT_MATH1(sinh)
+__GT_MATH1(cosh) __GT_MATH1(tanh) __GT_MATH1(asinh) __GT_MATH1(acosh) __GT_MATH1(atanh) __GT_MATH1(expm1)
+__GT_MATH1(log1p) __GT_MATH1(cbrt) __GT_MATH1(erf) __GT_MATH1(erfc)
+__GT_MATH2(atan2) __GT_MATH2(pow) __GT_MATH2(hypot)
+__GT_DEV void sincosf(float x, float *s, float *c) { *s = gt_sinf(x); *c = gt_cosf(x); }
+#define __GT_MATHD(name) __GT_DEV double name(double x) { return gt_##name(x); }
+__GT_MATHD(asin) __GT_MATHD(acos) __GT_MATHD(atan) __GT_MATHD(sinh) __GT_MATHD(cosh) __GT_MATHD(tanh) __GT_MATHD(asinh)
+__GT_MATHD(acosh) __GT_MATHD(atanh) __GT_MATHD(expm1) __GT_MATHD(log1p) __GT_MATHD(exp10) __GT_MATHD(cbrt)
+__GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan)
+__GT_DEV void sincos(double x, double *s, double *c) { *s = gt_sin(x); *c = gt_cos(x); }
+__GT_DEV double atan2(double y, double x) { return gt_atan2_d(y, x); }
+__GT_DEV double hypot(double x, double y) { return gt_hypot(x, y); }
+__GT_DEV double pow(double x, double y) { return gt_pow_d(x, y); }
+__GT_DEV double powi(double x, int n) { return gt_pown_d(x, n); }
+__GT_DEV float powif(float x, int n) { return gt_pownf(x, n); }
 
 /* printf: clang lowers it (-mprintf-kind=buffered) into a record in the printf buffer */
 extern "C" __device__ int printf(const char *format, ...);

@@ -1,0 +1,463 @@
+/* gputwin's transcendental functions, in the subset of C that OpenCL C and HIP's C++ share: opencl.cl
+   defines OpenCL's overloads from them, include/hip/hip_runtime.h HIP's sinf, powf, ... (docs/cc.md).
+
+   Everything computes in double. The float functions round a double result once: double's 53 bits leave
+   it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
+   y*log(x) and the like from overflowing for any float input. Where the double computation is itself
+   within OpenCL's double bounds (all but erf/erfc: docs/cc.md has the measured errors) it is
+   the double form too; only erf and erfc are float only. The building blocks:
+   - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
+   - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
+     its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
+     log(u) plus the rounding error of u = 1 + x over u;
+   - sin/cos/tan: x = (k + f) pi/2 for |x| > pi/4 by Payne-Hanek: the 53-bit significand times the five
+     32-bit words of 2/pi that reach the binary point, exactly in 32-bit limbs, give the quadrant and 128
+     bits of f, r = f pi/2 as a double-double; sin and cos of r by their Taylor series to r^17 / r^18 plus
+     the low part's first-order term;
+   - atan: |x| > 1 through pi/2 - atan(1/x), then atan(x) = atan(c) + atan((x - c) / (1 + x c)), c = k/8
+     nearest x, atan(c) from a two-part table, the rest (|t| <= 1/16) by its series to t^15; asin, acos and
+     atan2 through it;
+   - pow/pown/powr/rootn: e^(y log|x|) with log x as a double-double (a log(1 + k/64) table and a short
+     atanh series) and y log x kept to twice double's precision into exp;
+   - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
+   Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
+#ifndef GPUTWIN_GTMATH_H
+#define GPUTWIN_GTMATH_H
+
+#ifdef __OPENCL_C_VERSION__
+#define GT_MATH static inline __attribute__((always_inline))
+#define GT_TABLE __constant double
+#define GT_TABLE_PTR __constant double *
+#else
+#define GT_MATH static __device__ inline __attribute__((always_inline))
+#define GT_TABLE static __constant__ const double   /* a table of constants, and a pointer into one */
+#define GT_TABLE_PTR const double *
+#endif
+
+#define GT_INF __builtin_inf()
+#define GT_NAN __builtin_nan("")
+#define GT_ISNAN(x) __builtin_isnan(x)
+#define GT_ISINF(x) __builtin_isinf(x)
+#define GT_PI 3.141592653589793
+#define GT_PIO2_HI 1.5707963267948966           /* pi/2 = HI + LO */
+#define GT_PIO2_LO 6.123233995736766e-17
+#define GT_LN2_HI 0.6931471805599453             /* ln 2 = HI + LO to about 2^-106 */
+#define GT_LN2_LO 2.3190468138462996e-17
+#define GT_LN10_HI 2.302585092994046           /* ln 10 = HI + LO */
+#define GT_LN10_LO -2.1707562233822494e-16
+
+/* ---- exp, log ---- */
+GT_MATH double gt_expm1_taylor(double r) {   /* e^r - 1, |r| <= 0.35 */
+  double p = 1.0 / 6227020800.0;
+  p = __builtin_fma(p, r, 1.0 / 479001600.0); p = __builtin_fma(p, r, 1.0 / 39916800.0);
+  p = __builtin_fma(p, r, 1.0 / 3628800.0); p = __builtin_fma(p, r, 1.0 / 362880.0);
+  p = __builtin_fma(p, r, 1.0 / 40320.0); p = __builtin_fma(p, r, 1.0 / 5040.0); p = __builtin_fma(p, r, 1.0 / 720.0);
+  p = __builtin_fma(p, r, 1.0 / 120.0); p = __builtin_fma(p, r, 1.0 / 24.0); p = __builtin_fma(p, r, 1.0 / 6.0);
+  p = __builtin_fma(p, r, 0.5);
+  return __builtin_fma(p * r, r, r);
+}
+GT_MATH double gt_reduce_ln2(double x, double *k) {
+  *k = __builtin_rint(x * (1.0 / GT_LN2_HI));
+  return __builtin_fma(-*k, GT_LN2_LO, __builtin_fma(-*k, GT_LN2_HI, x));
+}
+GT_MATH double gt_exp_hl(double x, double lo) {   /* e^(x + lo), |lo| below an ulp of x */
+  if (x != x) return x;
+  if (x > 709.8) return GT_INF;
+  if (x < -745.2) return 0.0;
+  double k, r = gt_reduce_ln2(x, &k) + lo;
+  return __builtin_ldexp(1.0 + gt_expm1_taylor(r), (int)k);
+}
+GT_MATH double gt_exp(double x) { return gt_exp_hl(x, 0.0); }
+GT_MATH double gt_exp10(double x) {   /* e^(x ln 10), the product kept to twice double's precision */
+  double hi = x * GT_LN10_HI;
+  return gt_exp_hl(hi, __builtin_fma(x, GT_LN10_HI, -hi) + x * GT_LN10_LO);
+}
+GT_MATH double gt_expm1(double x) {
+  if (x != x || x == 0.0) return x;
+  if (__builtin_fabs(x) < 0.34) return gt_expm1_taylor(x);
+  if (x > 709.8) return GT_INF;
+  if (x < -40.0) return -1.0;
+  double k, p = gt_expm1_taylor(gt_reduce_ln2(x, &k));
+  return k > 1000 ? __builtin_ldexp(1.0 + p, (int)k) : __builtin_ldexp(p, (int)k) + (__builtin_ldexp(1.0, (int)k) - 1.0);
+}
+/* log(1 + f) for 1 + f in [sqrt(1/2), sqrt(2)): with s = f / (2 + f), log(1 + f) = 2 atanh(s)
+   = f - s (f - 2 s^2 P(s^2)), P = 1/3 + s^2/5 + ... + s^22/25: f enters exactly, the correction is at most a
+   sixth of it, so its rounding errors shrink accordingly */
+GT_MATH double gt_log1p_core(double f) {
+  double s = f / (2.0 + f), s2 = s * s, p = 1.0 / 25;
+  p = __builtin_fma(p, s2, 1.0 / 23); p = __builtin_fma(p, s2, 1.0 / 21); p = __builtin_fma(p, s2, 1.0 / 19);
+  p = __builtin_fma(p, s2, 1.0 / 17); p = __builtin_fma(p, s2, 1.0 / 15); p = __builtin_fma(p, s2, 1.0 / 13);
+  p = __builtin_fma(p, s2, 1.0 / 11); p = __builtin_fma(p, s2, 1.0 / 9); p = __builtin_fma(p, s2, 1.0 / 7);
+  p = __builtin_fma(p, s2, 1.0 / 5); p = __builtin_fma(p, s2, 1.0 / 3);
+  return f - s * (f - 2.0 * s2 * p);
+}
+GT_MATH double gt_log(double x) {
+  if (!(x > 0.0) || __builtin_isinf(x)) return x == 0.0 ? -GT_INF : x < 0.0 ? GT_NAN : x;
+  double m = __builtin_amdgcn_frexp_mant(x);
+  int e = __builtin_amdgcn_frexp_exp(x);
+  if (m < 0.7071067811865476) { m *= 2.0; e--; }
+  return __builtin_fma((double)e, GT_LN2_HI, gt_log1p_core(m - 1.0) + e * GT_LN2_LO);   /* m - 1 is exact */
+}
+GT_MATH double gt_log1p(double x) {
+  if (!(x > -1.0) || __builtin_isinf(x)) return x == -1.0 ? -GT_INF : x < -1.0 ? GT_NAN : x;
+  if (x > -0.2928932188134524 && x < 0.41421356237309503) return gt_log1p_core(x);
+  double u = 1.0 + x;      /* log(1 + x) = log(u) + log(1 + c/u), c = x - (u - 1) the rounding error of u */
+  return gt_log(u) + (x - (u - 1.0)) / u;
+}
+
+/* ---- sin, cos, tan ---- */
+GT_MATH double gt_sin_taylor(double r) {   /* |r| <= pi/4 */
+  double r2 = r * r, p = -1.0 / 355687428096000.0;
+  p = __builtin_fma(p, r2, 1.0 / 1307674368000.0); p = __builtin_fma(p, r2, -1.0 / 6227020800.0);
+  p = __builtin_fma(p, r2, 1.0 / 39916800.0); p = __builtin_fma(p, r2, -1.0 / 362880.0);
+  p = __builtin_fma(p, r2, 1.0 / 5040.0); p = __builtin_fma(p, r2, -1.0 / 120.0); p = __builtin_fma(p, r2, 1.0 / 6.0);
+  return __builtin_fma(-r * r2, p, r);
+}
+GT_MATH double gt_cos_taylor(double r) {
+  double r2 = r * r, p = -1.0 / 6402373705728000.0;
+  p = __builtin_fma(p, r2, 1.0 / 20922789888000.0); p = __builtin_fma(p, r2, -1.0 / 87178291200.0);
+  p = __builtin_fma(p, r2, 1.0 / 479001600.0); p = __builtin_fma(p, r2, -1.0 / 3628800.0);
+  p = __builtin_fma(p, r2, 1.0 / 40320.0); p = __builtin_fma(p, r2, -1.0 / 720.0); p = __builtin_fma(p, r2, 1.0 / 24.0);
+  return __builtin_fma(r2 * r2, p, __builtin_fma(r2, -0.5, 1.0));
+}
+/* 2/pi in 32-bit words: 2/pi = sum gt_two_over_pi_32[j] 2^(-32 (j+1)) (computed from pi by Machin's
+   formula); words [j0, j0 + 6] are used, j0 <= 30 for |x| < 2^1024 */
+GT_TABLE gt_two_over_pi_32[] = {
+  2734261102, 1313084713, 4230436817, 4113882560, 3680671129, 1011060801, 4266746795, 3736847713, 3072618042,
+  1112396512, 105459434, 164729372, 4263373596, 2972297022, 3900847605, 784024708, 3919343654, 3026157121,
+  965858873, 2203269620, 2625920907, 3187222587, 536385535, 3724908559, 4012839307, 1510632735, 1832287951,
+  667617719, 1330003814, 2657085997, 1965537991, 3957715323, 1023883767, 2320667370, 1811636145, 529358088,
+  1443049542};
+typedef unsigned long gt_u64;
+typedef unsigned int gt_u32;
+/* bits [pos, pos + 64) of the number in limbs l[2..10] (l[0..1] and l[11..13] are zero padding) */
+GT_MATH gt_u64 gt_bits64(const gt_u32 *l, int pos) {
+  int at = pos + 64, k = at >> 5, sh = at & 31;
+  gt_u64 lo = l[k] | (gt_u64)l[k + 1] << 32, hi = l[k + 2];
+  return sh ? lo >> sh | hi << (64 - sh) : lo;
+}
+/* x = (k + f) pi/2 with k = *q mod 4 and |f| <= 1/2; returns f pi/2 as hi + *lo. x = m 2^e (m < 2^53);
+   the product m * 2/pi is formed exactly, in 32-bit limbs, from the seven words that start where m * 2/pi
+   stops being a multiple of 4: 194+ bits of fraction, so the neglected tail of 2/pi is under 2^-139, and
+   x within 2^-61 of a multiple of pi/2 (the closest a double gets) keeps 70+ bits of f; the bits around
+   the binary point are the quadrant and 128 bits of f */
+GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
+  double ax = __builtin_fabs(x);
+  int e = __builtin_amdgcn_frexp_exp(ax) - 53;
+  gt_u64 m = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 53);
+  int j0 = e >= 2 ? (e - 2) / 32 : 0;
+  gt_u32 l[14] = {0}, a[2] = {(gt_u32)m, (gt_u32)(m >> 32)}, w[7];
+  for (int i = 0; i < 7; i++) w[i] = (gt_u32)gt_two_over_pi_32[j0 + 6 - i];   /* little-endian */
+  gt_u64 carry = 0;
+  for (int k = 0; k < 9; k++) {        /* limb k of m * w: the 32-bit halves of the partial products */
+    gt_u64 sum = carry;
+    for (int i = 0; i < 2; i++) {
+      if (k - i >= 0 && k - i < 7) sum += (gt_u32)((gt_u64)a[i] * w[k - i]);
+      if (k - i - 1 >= 0 && k - i - 1 < 7) sum += ((gt_u64)a[i] * w[k - i - 1]) >> 32;
+    }
+    l[k + 2] = (gt_u32)sum;
+    carry = sum >> 32;
+  }
+  int p2 = 32 * (j0 + 7) + 2 - e;      /* the bit of weight 4 */
+  int quadrant = (int)(gt_bits64(l, p2 - 2) & 3);
+  gt_u64 fhi = gt_bits64(l, p2 - 66), flo = gt_bits64(l, p2 - 130);
+  double sign = 1.0;
+  if (fhi >> 63) {                     /* f >= 1/2: the next quadrant, f - 1 negated */
+    quadrant++;
+    fhi = ~fhi + (flo == 0);
+    flo = -flo;
+    sign = -1.0;
+  }
+  double fh = (double)fhi;             /* fhi as hi + lo doubles, then scaled by 2^-64 */
+  long rem = (long)(fhi - (gt_u64)fh);
+  double f_hi = __builtin_ldexp(fh, -64), f_lo = __builtin_ldexp((double)rem, -64) + __builtin_ldexp((double)flo, -128);
+  double s = f_hi + f_lo;
+  f_lo = f_lo - (s - f_hi);
+  f_hi = s;
+  double r = f_hi * GT_PIO2_HI;
+  double r_lo = __builtin_fma(f_hi, GT_PIO2_HI, -r) + (f_hi * GT_PIO2_LO + f_lo * GT_PIO2_HI);
+  s = r + r_lo;
+  *lo = (r_lo - (s - r)) * sign;
+  if (x < 0) *lo = -*lo;
+  *q = x < 0 ? -quadrant & 3 : quadrant & 3;
+  return x < 0 ? -s * sign : s * sign;
+}
+/* sin and cos of x (finite) in double, and the quadrant-resolved tangent */
+GT_MATH void gt_sincos_d(double x, double *s, double *c) {
+  int q = 0;
+  double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
+  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
+  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
+  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+}
+GT_MATH double gt_sin(double x) {
+  double s, c;
+  if (x == 0.0 || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  gt_sincos_d(x, &s, &c);
+  return s;
+}
+GT_MATH double gt_cos(double x) {
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincos_d(x, &s, &c);
+  return c;
+}
+GT_MATH double gt_tan(double x) {
+  int q = 0;
+  if (x == 0.0 || GT_ISNAN(x) || GT_ISINF(x)) return GT_ISINF(x) ? GT_NAN : x;
+  double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
+  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
+  return q & 1 ? -cr / sr : sr / cr;
+}
+
+/* ---- atan family ---- */
+/* atan(k/8) = hi + lo for k = 0..8 (the series summed in 60-digit decimals; atan(1) by Machin's formula) */
+GT_TABLE gt_atan_hi[] = {0.0, 0.12435499454676144, 0.24497866312686414, 0.35877067027057225, 0.4636476090008061,
+                         0.5585993153435624, 0.6435011087932844, 0.7188299996216245, 0.7853981633974483};
+GT_TABLE gt_atan_lo[] = {0.0, -3.1253241424539383e-18, 1.0698755618734451e-17, -2.4623815582638635e-17,
+                         2.2698777452961687e-17, -5.4556305485916264e-18, 1.5834785051444286e-17,
+                         -2.1478388444456983e-17, 3.061616997868383e-17};
+GT_MATH double gt_atan(double x) {
+  if (x != x) return x;
+  double a = __builtin_fabs(x);
+  bool flip = a > 1.0;
+  if (flip) a = 1.0 / a;
+  int k = (int)__builtin_rint(a * 8.0);
+  double c = k * 0.125, t = (a - c) / __builtin_fma(a, c, 1.0), t2 = t * t;   /* a - c is exact */
+  double q = 1.0 / 15;
+  q = __builtin_fma(q, t2, -1.0 / 13); q = __builtin_fma(q, t2, 1.0 / 11); q = __builtin_fma(q, t2, -1.0 / 9);
+  q = __builtin_fma(q, t2, 1.0 / 7); q = __builtin_fma(q, t2, -1.0 / 5); q = __builtin_fma(q, t2, 1.0 / 3);
+  double r = gt_atan_hi[k] + (gt_atan_lo[k] + __builtin_fma(-t * t2, q, t));
+  if (flip) r = (GT_PIO2_HI - r) + GT_PIO2_LO;
+  return __builtin_copysign(r, x);
+}
+/* atan2 of finite or infinite y, x (not NaN), with OpenCL's signed zeros and infinities */
+GT_MATH double gt_atan2(double y, double x) {
+  bool xneg = __builtin_signbit(x);
+  if (y == 0.0) return xneg ? __builtin_copysign(GT_PI, y) : y;
+  if (__builtin_isinf(x) && __builtin_isinf(y))
+    return __builtin_copysign(xneg ? 3 * GT_PI / 4 : GT_PI / 4, y);
+  if (x == 0.0 || __builtin_isinf(y)) return __builtin_copysign(GT_PI / 2, y);
+  if (__builtin_isinf(x)) return xneg ? __builtin_copysign(GT_PI, y) : __builtin_copysign(0.0, y);
+  double t = gt_atan(__builtin_fabs(y / x));
+  return __builtin_copysign(xneg ? GT_PI - t : t, y);
+}
+
+/* ---- erf, erfc (for float arguments) ---- */
+/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)), n <= 28: |x| <= 2 to 1e-15 */
+GT_TABLE gt_erf_taylor[] = {
+  5.754191643982172e-32, -1.669761793417372e-30, 4.6784835155184856e-29, -1.2641078988989164e-27,
+  3.289260349175752e-26, -8.230149299214221e-25, 1.977064753877905e-23, -4.5518467589282e-22,
+  1.0025164934907719e-20, -2.107855191442136e-19, 4.221407288807088e-18, -8.032735012415773e-17,
+  1.4483264643598138e-15, -2.466827010264457e-14, 3.9554295164585257e-13, -5.9477940136376354e-12,
+  8.35070279514724e-11, -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
+  1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684, -0.0007575757575757576,
+  0.004629629629629629, -0.023809523809523808, 0.1, -0.3333333333333333, 1.0};
+/* x e^(x^2) sqrt(pi) erfc(x) = g(1/x - 0.3): least-squares fit of degree 14 on [2, 10.1] (Chebyshev nodes;
+   reference: the continued fraction x / (x + (1/2) / (x + 1 / (x + ...))) to 3000 terms, 60 digits);
+   relative error under 5e-14 */
+GT_TABLE gt_erfc_fit[] = {
+  7.528387023334148, -9.259027669028766, 3.645271501187936, 0.959973823246067, -2.231388143956094,
+  1.5166381890251186, -0.3175522135821449, -0.47125688555574535, 0.6048741783516403, -0.2808553406437302,
+  -0.14453378785262194, 0.3687988068243066, -0.24031613356017387, -0.23857408591261137, 0.9600198566122948};
+GT_MATH double gt_horner(double t, GT_TABLE_PTR c, int n) {
+  double p = c[0];
+  for (int i = 1; i < n; i++) p = __builtin_fma(p, t, c[i]);
+  return p;
+}
+GT_MATH double gt_erfc_large(double x) {   /* 2 <= x <= 10.1 */
+  return gt_exp(-x * x) * gt_horner(1.0 / x - 0.3, gt_erfc_fit, 15) * (0.5641895835477563 / x);
+}
+GT_MATH double gt_erf(double x) {
+  if (x != x) return x;
+  double a = __builtin_fabs(x);
+  double r = a <= 2.0 ? 1.1283791670955126 * a * gt_horner(a * a, gt_erf_taylor, 29)
+           : a <= 4.0 ? 1.0 - gt_erfc_large(a) : 1.0;   /* erf > 1 - 2^-26 beyond 4 */
+  return __builtin_copysign(r, x);
+}
+GT_MATH double gt_erfc(double x) {
+  if (x != x) return x;
+  if (x < 2.0) return 1.0 - gt_erf(x);
+  return x > 10.1 ? 0.0 : gt_erfc_large(x);   /* erfc(10.1) is under half the smallest float */
+}
+
+/* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
+   double computation rounded once ---- */
+GT_MATH float gt_sinf(float x) { return (float)gt_sin(x); }
+GT_MATH float gt_cosf(float x) { return (float)gt_cos(x); }
+GT_MATH float gt_tanf(float x) { return (float)gt_tan(x); }
+/* functions whose double computation is accurate enough to be the double form too (docs/cc.md lists
+   the measured errors); the float form rounds it once */
+GT_MATH double gt_atan2_d(double y, double x) {
+  return GT_ISNAN(x) || GT_ISNAN(y) ? GT_NAN : gt_atan2(y, x);
+}
+GT_MATH double gt_asin(double x) {
+  return !(__builtin_fabs(x) <= 1.0) ? GT_NAN : gt_atan2(x, __builtin_sqrt((1.0 - x) * (1.0 + x)));
+}
+GT_MATH double gt_acos(double x) {
+  return !(__builtin_fabs(x) <= 1.0) ? GT_NAN : gt_atan2(__builtin_sqrt((1.0 - x) * (1.0 + x)), x);
+}
+GT_MATH double gt_sinh(double x) {
+  double a = __builtin_fabs(x), r;
+  if (a > 709.0) { double e = gt_exp(0.5 * a); r = 0.5 * e * e; }   /* e^a / 2 without overflowing first */
+  else { double e = gt_expm1(a); r = 0.5 * (e + e / (e + 1.0)); }
+  return __builtin_copysign(r, x);
+}
+GT_MATH double gt_cosh(double x) {
+  double a = __builtin_fabs(x), e = gt_exp(a > 709.0 ? 0.5 * a : a);
+  return a > 709.0 ? 0.5 * e * e : 0.5 * (e + 1.0 / e);
+}
+GT_MATH double gt_tanh(double x) {
+  double a = __builtin_fabs(x), e = gt_expm1(2.0 * a);
+  return __builtin_copysign(a > 20.0 ? 1.0 : e / (e + 2.0), x);   /* 1 - tanh(20) < 2^-56 */
+}
+GT_MATH double gt_asinh(double x) {
+  double a = __builtin_fabs(x);
+  if (GT_ISINF(x) || GT_ISNAN(x)) return x;
+  double r = a > 0x1p28 ? gt_log(a) + GT_LN2_HI : gt_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a)));
+  return __builtin_copysign(r, x);
+}
+GT_MATH double gt_acosh(double x) {
+  double t = x - 1.0;
+  if (x < 1.0) return GT_NAN;
+  return x > 0x1p28 ? gt_log(x) + GT_LN2_HI : gt_log1p(t + __builtin_sqrt(__builtin_fma(t, t, 2.0 * t)));
+}
+GT_MATH double gt_atanh(double x) {
+  double a = __builtin_fabs(x);
+  return a > 1.0 ? GT_NAN : __builtin_copysign(0.5 * gt_log1p(2.0 * a / (1.0 - a)), x);
+}
+GT_MATH double gt_hypot(double x, double y) {
+  if (GT_ISINF(x) || GT_ISINF(y)) return GT_INF;
+  double a = __builtin_fabs(x), b = __builtin_fabs(y);
+  int e = __builtin_amdgcn_frexp_exp(a > b ? a : b);      /* scaled to [0.5, 1): no overflow or underflow */
+  a = __builtin_ldexp(a, -e); b = __builtin_ldexp(b, -e);
+  return __builtin_ldexp(__builtin_sqrt(__builtin_fma(a, a, b * b)), e);
+}
+GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
+GT_MATH float gt_atan2f(float y, float x) { return (float)gt_atan2_d(y, x); }
+GT_MATH float gt_asinf(float x) { return (float)gt_asin(x); }
+GT_MATH float gt_acosf(float x) { return (float)gt_acos(x); }
+GT_MATH float gt_sinhf(float x) { return (float)gt_sinh(x); }
+GT_MATH float gt_coshf(float x) { return (float)gt_cosh(x); }
+GT_MATH float gt_tanhf(float x) { return (float)gt_tanh(x); }
+GT_MATH float gt_asinhf(float x) { return (float)gt_asinh(x); }
+GT_MATH float gt_acoshf(float x) { return (float)gt_acosh(x); }
+GT_MATH float gt_atanhf(float x) { return (float)gt_atanh(x); }
+GT_MATH float gt_hypotf(float x, float y) { return (float)gt_hypot(x, y); }
+GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
+GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
+GT_MATH double gt_cbrt(double x) {
+  if (x == 0.0 || GT_ISINF(x) || GT_ISNAN(x)) return x;
+  int k = __builtin_amdgcn_frexp_exp(x) / 3;                /* |x| = 2^3k a, a in [1/8, 8): no under/overflow */
+  double a = __builtin_ldexp(__builtin_fabs(x), -3 * k), y = gt_exp(gt_log(a) / 3.0);
+  y -= (y * y * y - a) / (3.0 * y * y);                     /* one Newton step to the last bit */
+  return __builtin_copysign(__builtin_ldexp(y, k), x);
+}
+GT_MATH float gt_exp10f(float x) { return (float)gt_exp10(x); }
+GT_MATH float gt_cbrtf(float x) { return (float)gt_cbrt(x); }
+GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
+GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
+
+/* log x for pow, as hi + *lo to about 2^-100 relative: x = 2^e m, m in [1, 2), c = 1 + k/64 nearest m,
+   log m = log c + 2 atanh(s), s = (m - c) / (m + c) (|s| <= 1/256) as a double-double, log c from a
+   two-part table (60-digit decimals); the series' tail 2 s^3 (1/3 + ... + s^8/11) is under 2^-17 of it */
+GT_TABLE gt_log_c_hi[] = {
+  0.0, 0.015504186535965254, 0.030771658666753687, 0.0458095360312942, 0.06062462181643484,
+  0.07522342123758753, 0.08961215868968714, 0.10379679368164356, 0.11778303565638346, 0.13157635778871926,
+  0.1451820098444979, 0.15860503017663857, 0.17185025692665923, 0.184922338494012, 0.19782574332991987,
+  0.21056476910734964, 0.22314355131420976, 0.2355660713127669, 0.24783616390458127, 0.25995752443692605,
+  0.27193371548364176, 0.2837681731306446, 0.2954642128938359, 0.3070250352949119, 0.3184537311185346,
+  0.329753286372468, 0.3409265869705932, 0.3519764231571782, 0.3629054936893685, 0.37371640979358406,
+  0.38441169891033206, 0.394993808240869, 0.4054651081081644, 0.415827895143711, 0.4260843953109001,
+  0.43623676677491807, 0.44628710262841953, 0.4562374334815876, 0.46608972992459924, 0.4758459048699639,
+  0.4855078157817008, 0.4950772667978515, 0.5045560107523953, 0.5139457511022343, 0.5232481437645479,
+  0.5324647988694718, 0.5415972824327444, 0.5506471179526623, 0.5596157879354227, 0.5685047353526688,
+  0.5773153650348236, 0.5860490450035782, 0.5947071077466928, 0.6032908514380843, 0.6118015411059929,
+  0.6202404097518576, 0.6286086594223741, 0.6369074622370692, 0.6451379613735847, 0.6533012720127457,
+  0.661398482245365, 0.6694306539426292, 0.6773988235918061, 0.6853040030989194, 0.6931471805599453};
+GT_TABLE gt_log_c_lo[] = {
+  0.0, -3.278321022892429e-19, 1.0431732029005968e-18, 1.902959866474257e-18, 2.6424025938726934e-18,
+  -5.930604196293241e-18, -5.4268129336647135e-18, 5.47772415726659e-18, -1.1971685747593677e-18,
+  1.1123000879729588e-17, 8.242418783022475e-18, 1.1257003872182592e-17, -6.0224538210113705e-18,
+  3.0236614153574064e-18, 1.2821194372980142e-17, -4.249405314729895e-18, -9.091270597324799e-18,
+  -2.3943371495187355e-18, -1.2432209578702523e-17, 2.069806938978935e-17, 7.83319637697442e-19,
+  -2.032665581126656e-17, -2.16461086040599e-17, -1.2319916200101964e-17, 2.7114779367326236e-17,
+  2.122020616196946e-18, 1.7467136443544747e-17, -1.2953893030191963e-17, -2.1492361455310972e-17,
+  2.1836211281198184e-17, -1.612149700764673e-17, -1.5113724418336168e-17, -2.8811380259626426e-18,
+  -2.48753990369597e-17, -2.499176776547466e-17, -1.8379648230620457e-18, -1.8182541194649598e-17,
+  2.122222784062318e-17, -1.4116523239904406e-17, -6.181952722542219e-18, -1.6618350693852048e-17,
+  -8.307950959627356e-18, -2.4888518873597905e-17, 3.397548559332142e-17, -3.1833882216350925e-17,
+  -9.149239241180804e-19, -3.748764246125639e-17, -2.239429485856908e-17, 2.685492580212308e-17,
+  -5.4267346029482773e-17, -8.903591846974013e-18, -3.058363205263577e-17, 1.3751689964323675e-17,
+  9.9400563470175e-18, -3.7397759448726e-17, -3.989161064307651e-17, 4.3538742607970387e-17,
+  5.422955873465247e-17, 9.346960920120906e-19, -4.306892322029408e-17, -7.603333785634003e-18,
+  2.823733943928343e-17, -2.0978183882652005e-18, 4.893484946270261e-17, 2.3190468138462996e-17};
+GT_MATH double gt_two_sum(double a, double b, double *err) {
+  double s = a + b, bb = s - a;
+  *err = (a - (s - bb)) + (b - bb);
+  return s;
+}
+GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
+  double m = 2.0 * __builtin_amdgcn_frexp_mant(x);
+  int e = __builtin_amdgcn_frexp_exp(x) - 1, k = (int)__builtin_rint((m - 1.0) * 64.0);
+  double c = 1.0 + k * 0.015625, u = m - c, d_lo, d = gt_two_sum(m, c, &d_lo);   /* m - c is exact */
+  double s = u / d, s_lo = (__builtin_fma(-s, d, u) - s * d_lo) / d, s2 = s * s;
+  double p = 1.0 / 11;
+  p = __builtin_fma(p, s2, 1.0 / 9); p = __builtin_fma(p, s2, 1.0 / 7); p = __builtin_fma(p, s2, 1.0 / 5);
+  p = __builtin_fma(p, s2, 1.0 / 3);
+  double a = e * GT_LN2_HI, a_lo = __builtin_fma((double)e, GT_LN2_HI, -a) + e * GT_LN2_LO;
+  double e1, e2, h = gt_two_sum(a, gt_log_c_hi[k], &e1);
+  h = gt_two_sum(h, 2.0 * s, &e2);
+  double l = e1 + e2 + a_lo + gt_log_c_lo[k] + 2.0 * s_lo + 2.0 * s * s2 * p;
+  double r = h + l;
+  *lo = l - (r - h);
+  return r;
+}
+/* x^y = e^(y log x) for x > 0 finite, y finite: the product kept to twice double's precision */
+GT_MATH double gt_exp_ylogx(double x, double y) {
+  double l_lo, l = gt_log_dd(x, &l_lo), z = y * l;
+  return gt_exp_hl(z, __builtin_fma(y, l, -z) + y * l_lo);
+}
+
+/* pow's magnitude |x|^y and sign, for y an integer (yint), an odd one (yodd) or neither; x, y not NaN,
+   y not zero, x not 1 (those are answered before) */
+GT_MATH double gt_pow(double x, double y, bool yint, bool yodd) {
+  double ax = __builtin_fabs(x), r;
+  if (GT_ISINF(y)) return ax == 1.0 ? 1.0 : (ax < 1.0) == (y < 0) ? GT_INF : 0.0;
+  if (x < 0 && !yint) return GT_NAN;
+  if (ax == 0.0) r = y < 0 ? GT_INF : 0.0;
+  else if (GT_ISINF(ax)) r = y < 0 ? 0.0 : GT_INF;
+  else r = gt_exp_ylogx(ax, y);
+  return __builtin_signbit(x) && yodd ? -r : r;
+}
+GT_MATH double gt_pow_d(double x, double y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (GT_ISNAN(x) || GT_ISNAN(y)) return GT_NAN;
+  bool yint = __builtin_rint(y) == y;
+  return gt_pow(x, y, yint, yint && __builtin_fabs(y) < 0x1p53 && ((long)y & 1));
+}
+GT_MATH double gt_pown_d(double x, int n) {
+  if (n == 0 || x == 1.0) return 1.0;
+  return GT_ISNAN(x) ? x : gt_pow(x, n, true, n & 1);
+}
+GT_MATH double gt_powr_d(double x, double y) {
+  if (GT_ISNAN(x) || GT_ISNAN(y) || x < 0.0) return GT_NAN;
+  if (x == 0.0 || GT_ISINF(x)) return y == 0.0 ? GT_NAN : (y < 0.0) == (x == 0.0) ? GT_INF : 0.0;
+  if (x == 1.0) return GT_ISINF(y) ? GT_NAN : 1.0;
+  return y == 0.0 ? 1.0 : GT_ISINF(y) ? ((x < 1.0) == (y < 0.0) ? GT_INF : 0.0) : gt_exp_ylogx(x, y);
+}
+GT_MATH double gt_rootn_d(double x, int n) {
+  double ax = __builtin_fabs(x), r;
+  if (n == 0 || GT_ISNAN(x) || (x < 0.0 && !(n & 1))) return GT_NAN;
+  if (ax == 0.0 || GT_ISINF(ax)) r = (n < 0) == (ax == 0.0) ? GT_INF : 0.0;
+  else {
+    double l_lo, l = gt_log_dd(ax, &l_lo), z = l / n;
+    r = gt_exp_hl(z, (__builtin_fma(-z, (double)n, l) + l_lo) / n);
+  }
+  return n & 1 ? __builtin_copysign(r, x) : r;
+}
+GT_MATH float gt_powf(float x, float y) { return (float)gt_pow_d(x, y); }
+GT_MATH float gt_pownf(float x, int n) { return (float)gt_pown_d(x, n); }
+GT_MATH float gt_powrf(float x, float y) { return (float)gt_powr_d(x, y); }
+GT_MATH float gt_rootnf(float x, int n) { return (float)gt_rootn_d(x, n); }
+#endif
