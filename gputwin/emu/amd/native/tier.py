@@ -22,7 +22,7 @@ import numpy as np
 from gputwin.emu.amd import cdna3
 from gputwin.emu.amd.salu import set_scc
 
-from . import codegen, ops, region
+from . import codegen, fops, ops, region
 
 HOT = 256                  # back-edge executions (per Program and branch) before a loop is compiled
 PER_CALL = 1 << 22         # wave-instructions one native call may run: the wall clock is read between calls
@@ -99,13 +99,14 @@ class Compiled:
         return count, exit_pc, int(lanes.sum())
 
 
-def compiled(insts: dict, header: int, wave64: bool) -> Compiled:
-    """The machine code for region `insts` entered at `header` (cached by its instructions)."""
-    key = (wave64, header, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
+def compiled(insts: dict, header: int, wave64: bool, mode: int | None = None) -> Compiled:
+    """The machine code for region `insts` entered at `header` (cached by its instructions and the MODE
+    bits its float instructions are compiled for, None when it has none)."""
+    key = (wave64, header, mode, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
     code = _COMPILED.get(key)
     if code is None:
         t = time.perf_counter()
-        ir, layout = codegen.render(insts, header, wave64, "region")
+        ir, layout = codegen.render(insts, header, wave64, "region", mode)
         code = _COMPILED[key] = Compiled(ir, layout)
         compile_seconds.append(time.perf_counter() - t)
         if len(_COMPILED) > MAX_CACHED:
@@ -134,18 +135,19 @@ class Loops:
             nonlocal hits
             hits += 1
             if hits >= HOT:
-                self._heat(pc, target, handler)
+                self._heat(pc, target, handler, g.mode)
             return handler(g)
         return counted
 
-    def _heat(self, pc: int, header: int, handler) -> None:
+    def _heat(self, pc: int, header: int, handler, mode: int) -> None:
         steps = self.program.steps
         steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
-        insts = region.find(self.program, header, pc)
+        insts = region.find(self.program, header, pc, fops.runs_under(mode))
         if insts is None:
             return
+        fmode = mode & fops.MODE_BITS if region.uses_floats(insts) else None
         try:
-            code = compiled(insts, header, self.program.wave64)
+            code = compiled(insts, header, self.program.wave64, fmode)
         except Exception as e:  # noqa: BLE001 - a bug, but the numpy tier runs the same bits
             if mode() == "strict":
                 raise
@@ -157,4 +159,8 @@ class Loops:
             return
         entry = Native(code)
         st = self.program.step(header)
-        steps[header] = (lambda g: entry,) + st[1:]
+        if fmode is None:
+            steps[header] = (lambda g: entry,) + st[1:]
+        else:                     # compiled for one MODE: a group in another runs the loop on the numpy tier
+            plain = st[0]
+            steps[header] = (lambda g: entry if g.mode & fops.MODE_BITS == fmode else plain(g),) + st[1:]

@@ -234,11 +234,17 @@ class Mode:
         """Denormal inputs and outputs of f both kept (no flushing either way)."""
         return self._denorm[f.name] == 3
 
+    def keeps_input_denormals(self, f: Fmt) -> bool:
+        return bool(self._denorm[f.name] & 1)
+
+    def keeps_output_denormals(self, f: Fmt) -> bool:
+        return bool(self._denorm[f.name] & 2)
+
     def flush_in(self, b, f: Fmt):
-        return b if self._denorm[f.name] & 1 else flush(b, f)
+        return b if self.keeps_input_denormals(f) else flush(b, f)
 
     def flush_out(self, b, f: Fmt):
-        return b if self._denorm[f.name] & 2 else flush(b, f)
+        return b if self.keeps_output_denormals(f) else flush(b, f)
 
     @staticmethod
     def of(raw: int) -> "Mode":
