@@ -139,13 +139,14 @@ class Loops:
             return handler(g)
         return counted
 
-    def _heat(self, pc: int, header: int, handler, mode: int) -> None:
+    def _heat(self, pc: int, header: int, handler, mode_reg: int) -> None:
+        """Compile the loop `header`..`pc` for the hot group's MODE register `mode_reg`."""
         steps = self.program.steps
         steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
-        insts = region.find(self.program, header, pc, fops.runs_under(mode))
+        insts = region.find(self.program, header, pc, fops.runs_under(mode_reg))
         if insts is None:
             return
-        fmode = mode & fops.MODE_BITS if region.uses_floats(insts) else None
+        fmode = mode_reg & fops.MODE_BITS if region.uses_floats(insts) else None
         try:
             code = compiled(insts, header, self.program.wave64, fmode)
         except Exception as e:  # noqa: BLE001 - a bug, but the numpy tier runs the same bits
