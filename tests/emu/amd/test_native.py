@@ -408,9 +408,14 @@ def _nested(arena):
     return arena.alloc(4 * n), (arena.alloc(4 * n, x),), n
 
 
+def _mandelbrot(arena):
+    width = 32
+    return arena.alloc(4 * width * width), (width, 64), width * width
+
+
 FIXTURE_CASES = [(obj, name, fn) for obj in ("diverge.hsaco", "diverge.w64.hsaco", "gfx1201/diverge.hsaco",
                                              "gfx1201/diverge.w64.hsaco")
-                 for name, fn in (("collatz_steps", _collatz), ("nested_loops", _nested))]
+                 for name, fn in (("collatz_steps", _collatz), ("nested_loops", _nested), ("mandelbrot", _mandelbrot))]
 
 
 @pytest.mark.parametrize("obj,name,args_for", FIXTURE_CASES, ids=[f"{o}:{n}" for o, n, _ in FIXTURE_CASES])
