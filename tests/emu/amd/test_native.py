@@ -225,7 +225,9 @@ FLOAT_SPECIALS = np.array([
 # bit 8 (DX10_CLAMP) does not matter without clamp
 FLOAT_MODES = [0x0, 0xF0, 0x2F0, 0x200, 0x210, 0x220, 0x3F0, 0x1C0]
 F_BIN = ["v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_min_f32", "v_max_f32", "v_mul_dx9_zero_f32"]
-F_ROUND = ["v_floor_f32", "v_ceil_f32", "v_trunc_f32", "v_rndne_f32", "v_cvt_u32_f32", "v_cvt_i32_f32"]
+F_UNARY = ["v_floor_f32", "v_ceil_f32", "v_trunc_f32", "v_rndne_f32", "v_cvt_u32_f32", "v_cvt_i32_f32", "v_fract_f32",
+           "v_rcp_f32", "v_rcp_iflag_f32", "v_sqrt_f32", "v_rsq_f32"]
+F_THREE = ["v_min3_f32", "v_max3_f32", "v_minmax_f32", "v_maxmin_f32", "v_med3_f32"]
 F_CMP = ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "t"]
 VOPD_X = ["fmac_f32", "mul_f32", "add_f32", "sub_f32", "subrev_f32", "mul_dx9_zero_f32", "mov_b32", "cndmask_b32",
           "max_f32", "min_f32", "fmaak_f32", "fmamk_f32"]
@@ -285,9 +287,12 @@ def _float_program(r: random.Random, wave64: bool) -> str:
         lambda: f"v_fmaak_f32 {V()}, {r.choice([V, S, C])()}, {V()}, {LIT()}",
         lambda: f"v_fmamk_f32 {V()}, {r.choice([V, S, C])()}, {LIT()}, {V()}",
         lambda: f"v_ldexp_f32 {V()}, {mods(V())}, {r.choice([V, S, C, lambda: '0xffffff38'])()}",
-        lambda: f"{r.choice(F_ROUND)} {V()}, {any_src()}",
-        lambda: f"{r.choice(F_ROUND)}_e64 {V()}, {msrc()}",
-        lambda: f"{r.choice(['v_cvt_f32_u32', 'v_cvt_f32_i32'])} {V()}, {any_src()}",
+        lambda: f"{r.choice(F_UNARY)} {V()}, {any_src()}",
+        lambda: f"{r.choice(F_UNARY)}_e64 {V()}, {msrc()}",
+        lambda: f"{r.choice(F_THREE)} {V()}, {vop3(3)}",
+        lambda: f"v_{r.choice(['cvt_f32_u32', 'cvt_f32_i32', 'cvt_f32_ubyte0', 'cvt_f32_ubyte3'])} {V()}, {any_src()}",
+        lambda: f"{r.choice(['v_cmpx_class_f32_e32', 'v_cmp_class_f32_e32 ' + vcc + ','])} {any_src()}, {V()}",
+        lambda: f"v_cmp_class_f32_e64 {mask()}, {mods(V())}, {r.choice([S, C, lambda: '0x3ff', lambda: '0x21'])()}",
         lambda: f"v_cmp_{r.choice(F_CMP)}_f32_e32 {vcc}, {any_src()}, {V()}",
         lambda: f"v_cmp_{r.choice(F_CMP)}_f32_e64 {mask()}, {vop3(2)}",
         lambda: f"v_cmpx_{r.choice(F_CMP)}_f32_e32 {any_src()}, {V()}",
@@ -383,6 +388,26 @@ EDGES = [
 def test_edge_cases_match_the_numpy_tier(body, native_runs):
     for seed in range(4):
         _differential(LOOP.format(body=body), seed, n=4)
+    assert native_runs
+
+
+FLOAT_EDGES = [
+    # fract of tiny negatives rounds to 1.0 (then 0x3f7fffff), of inf is NaN; class of every kind of value
+    "v_fract_f32 v1, v2\nv_fract_f32_e64 v3, -|v4|\nv_cmp_class_f32_e64 s0, v5, 0x3ff\n"
+    "v_cmp_class_f32_e64 s1, -v6, s2\nv_cmpx_class_f32_e32 0x2aa, v7",
+    # VOPD: Y reads X's destination (the old value: both halves read before either writes)
+    "v_dual_add_f32 v0, v1, v2 :: v_dual_mul_f32 v3, v0, v7\nv_dual_fmac_f32 v4, v5, v6 :: v_dual_max_f32 v5, v4, v3",
+    # signalling NaNs through min/max/med3 and NaN payload order through fma / fmamk
+    "v_max_f32 v1, v1, v2\nv_min_f32_e64 v3, v3, -v4\nv_med3_f32 v5, v5, v6, v7\nv_fma_f32 v0, v2, v4, v6\n"
+    "v_fmamk_f32 v2, v3, 0x7f800001, v5",
+]
+
+
+@pytest.mark.parametrize("body", FLOAT_EDGES)
+@pytest.mark.parametrize("mode", [0x0, 0xF0, 0x2F0])
+def test_float_edge_cases_match_the_numpy_tier(body, mode, native_runs):
+    for seed in range(4):
+        _differential(LOOP.format(body=body), seed, n=3, mode=mode, special=FLOAT_SPECIALS)
     assert native_runs
 
 

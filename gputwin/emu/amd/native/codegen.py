@@ -49,7 +49,7 @@ class _Builder:
         self.L = 64 if wave64 else 32
         self.V, self.W, self.M = f"<{self.L} x i32>", f"<{self.L} x i64>", f"<{self.L} x i1>"
         self.F, self.D = f"<{self.L} x float>", f"<{self.L} x double>"
-        self.VT, self.FT = f"v{self.L}i32", f"v{self.L}f32"      # intrinsic name suffixes
+        self.VT, self.FT, self.DT = f"v{self.L}i32", f"v{self.L}f32", f"v{self.L}f64"   # intrinsic suffixes
         self.lines: list[str] = []
         self.decls: set[str] = set()
         self.pending: list | None = None       # VOPD: VGPR writes held until both halves have read
@@ -77,6 +77,9 @@ class _Builder:
     def splat(self, c: int, bits: int = 32) -> str:
         c &= (1 << bits) - 1
         return "<" + ", ".join([f"i{bits} {c}"] * self.L) + ">"
+
+    def splat_f64(self, x: float) -> str:
+        return "<" + ", ".join([f"double {x!r}"] * self.L) + ">"
 
     def vsplat(self, x: str, bits: int = 32) -> str:
         one = self.op(f"insertelement <1 x i{bits}> poison, i{bits} {x}, i64 0")

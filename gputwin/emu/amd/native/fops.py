@@ -127,6 +127,71 @@ def _minmax(want_max: bool):
     return fn
 
 
+def _three(first: bool, second: bool):
+    """v_min3 / v_max3 / v_minmax / v_maxmin: (a op1 b) op2 c, True meaning max."""
+    return lambda b, x, y, z: _minmax(second)(b, _minmax(first)(b, x, y), z)
+
+
+def _med3(b, x, y, z):
+    """arith._med3: the middle value; with any NaN input, min3."""
+    lo, hi = _minmax(False)(b, x, y), _minmax(True)(b, x, y)
+    med = _minmax(True)(b, lo, _minmax(False)(b, hi, z))
+    nan = b.op(f"or {b.M} {b.op(f'or {b.M} {is_nan(b, x)}, {is_nan(b, y)}')}, {is_nan(b, z)}")
+    return b.op(f"select {b.M} {nan}, {b.V} {_minmax(False)(b, lo, z)}, {b.V} {med}")
+
+
+def _in_double(fn):
+    """trans._unit for f32: the value computed in double (IEEE division / sqrt), rounded once to f32."""
+    def f(b, x):
+        return _bits(b, b.op(f"fptrunc {b.D} {fn(b, b.op(f'fpext {b.F} {_f(b, x)} to {b.D}'))} to {b.F}"))
+    return f
+
+
+def _recip(b, d):
+    return b.op(f"fdiv {b.D} {b.splat_f64(1.0)}, {d}")
+
+
+def _sqrt(b, d):
+    return b.call(b.D, f"llvm.sqrt.{b.DT}", (b.D, d))
+
+
+def _fract(b, x):
+    """fspecial._fract: x - floor(x) in double, rounded to f32, never 1.0 (0x3f7fffff instead); inf -> NaN
+    (the NaN rule then makes it the canonical one)."""
+    d = b.op(f"fpext {b.F} {_f(b, x)} to {b.D}")
+    below = b.call(b.D, f"llvm.floor.{b.DT}", (b.D, d))
+    r = _bits(b, b.op(f"fptrunc {b.D} {b.op(f'fsub {b.D} {d}, {below}')} to {b.F}"))
+    one = b.op(f"icmp eq {b.V} {r}, {b.splat(0x3F800000)}")
+    return b.op(f"select {b.M} {one}, {b.V} {b.splat(0x3F7FFFFF)}, {b.V} {r}")
+
+
+def _ubyte(k: int):
+    """v_cvt_f32_ubyte<k>: byte k as a float."""
+    def f(b, x):
+        byte = b.op(f"and {b.V} {b.op(f'lshr {b.V} {x}, {b.splat(8 * k)}')}, {b.splat(0xFF)}")
+        return _from_int("uitofp")(b, byte)
+    return f
+
+
+def cmp_class(b, x, m):
+    """cmp._class: bit class(x) of m; classes 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0,
+    7 +denormal, 8 +normal, 9 +inf (the first that holds)."""
+    mag = b.op(f"and {b.V} {x}, {b.splat(ABS)}")
+    neg = b.op(f"icmp slt {b.V} {x}, {b.splat(0)}")
+    nan, inf = is_nan(b, x), b.op(f"icmp eq {b.V} {mag}, {b.splat(INF)}")
+    zero = b.op(f"icmp eq {b.V} {mag}, {b.splat(0)}")
+    den = b.op(f"icmp ult {b.V} {b.op(f'sub {b.V} {mag}, {b.splat(1)}')}, {b.splat(MAN)}")
+    normal = b.op(f"icmp ult {b.V} {b.op(f'sub {b.V} {mag}, {b.splat(MAN + 1)}')}, {b.splat(INF - MAN - 1)}")
+    cases = [(_is_snan(b, x), 0), (nan, 1), (b.op(f"and {b.M} {inf}, {neg}"), 2),
+             (b.op(f"and {b.M} {normal}, {neg}"), 3), (b.op(f"and {b.M} {den}, {neg}"), 4),
+             (b.op(f"and {b.M} {zero}, {neg}"), 5), (zero, 6), (den, 7), (normal, 8)]
+    cls = b.splat(9)
+    for cond, k in reversed(cases):
+        cls = b.op(f"select {b.M} {cond}, {b.V} {b.splat(k)}, {b.V} {cls}")
+    bit = b.op(f"and {b.V} {b.op(f'lshr {b.V} {m}, {cls}')}, {b.splat(1)}")
+    return b.op(f"icmp ne {b.V} {bit}, {b.splat(0)}")
+
+
 def _ldexp(b, x, e):
     """x * 2^clamp(e, -400, 400), exact in double (f32 magnitudes times 2^+-400 stay normal doubles), then
     one nearest-even rounding to f32 (shaped as fspecial._ldexp)."""
@@ -166,6 +231,12 @@ ARITH = {
     "v_trunc_f32": _unary_intrinsic("trunc"), "v_rndne_f32": _unary_intrinsic("roundeven"),
     "v_cvt_f32_u32": _from_int("uitofp"), "v_cvt_f32_i32": _from_int("sitofp"),
     "v_cvt_u32_f32": _to_int("fptoui.sat"), "v_cvt_i32_f32": _to_int("fptosi.sat"),
+    **{f"v_cvt_f32_ubyte{k}": _ubyte(k) for k in range(4)},
+    "v_min3_f32": _three(False, False), "v_max3_f32": _three(True, True),
+    "v_minmax_f32": _three(False, True), "v_maxmin_f32": _three(True, False), "v_med3_f32": _med3,
+    "v_fract_f32": _fract,
+    "v_rcp_f32": _in_double(_recip), "v_rcp_iflag_f32": _in_double(_recip), "v_sqrt_f32": _in_double(_sqrt),
+    "v_rsq_f32": _in_double(lambda b, d: _recip(b, _sqrt(b, d))),
 }
 
 # v_cmp(x)_<p>_f32 -> fcmp predicate (cmp._FLOAT: the n-forms and u are true on unordered inputs)
@@ -173,9 +244,12 @@ _FCMP = {"f": "false", "lt": "olt", "eq": "oeq", "le": "ole", "gt": "ogt", "lg":
          "u": "uno", "nge": "ult", "nlg": "ueq", "ngt": "ule", "nle": "ugt", "neq": "une", "nlt": "uge",
          "t": "true"}
 CMP = {f"v_{x}_{p}_f32": pred for p, pred in _FCMP.items() for x in ("cmp", "cmpx")}
+CMP.update({"v_cmp_class_f32": "class", "v_cmpx_class_f32": "class"})
 
 
 def compare(b, pred: str, x, y):
+    if pred == "class":
+        return cmp_class(b, x, y)
     return b.op(f"fcmp {pred} {b.F} {_f(b, x)}, {_f(b, y)}")
 
 
