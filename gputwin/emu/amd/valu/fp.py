@@ -212,6 +212,8 @@ class Mode:
         lo = {"f32": True, "bf16": True, "f16": False, "f64": False}
         self._round = {n: (raw >> (0 if v else 2)) & 3 for n, v in lo.items()}
         self._denorm = {n: (raw >> (4 if v else 6)) & 3 for n, v in lo.items()}
+        self._keep_in = {n: bool(d & 1) for n, d in self._denorm.items()}
+        self._keep_out = {n: bool(d & 2) for n, d in self._denorm.items()}
 
     def round(self, f: Fmt) -> int:
         return self._round[f.name]
@@ -235,16 +237,16 @@ class Mode:
         return self._denorm[f.name] == 3
 
     def keeps_input_denormals(self, f: Fmt) -> bool:
-        return bool(self._denorm[f.name] & 1)
+        return self._keep_in[f.name]
 
     def keeps_output_denormals(self, f: Fmt) -> bool:
-        return bool(self._denorm[f.name] & 2)
+        return self._keep_out[f.name]
 
     def flush_in(self, b, f: Fmt):
-        return b if self.keeps_input_denormals(f) else flush(b, f)
+        return b if self._keep_in[f.name] else flush(b, f)
 
     def flush_out(self, b, f: Fmt):
-        return b if self.keeps_output_denormals(f) else flush(b, f)
+        return b if self._keep_out[f.name] else flush(b, f)
 
     @staticmethod
     def of(raw: int) -> "Mode":
