@@ -174,12 +174,16 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"s_or_{b} {exe}, {exe}, {mask()}",
         lambda: f"s_mov_b32 {S()}, {r.choice(['exec_lo', 'vcc_lo', 'scc'])}",
     ]
+    return _loop(r, ops, ["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
+
+
+def _loop(r: random.Random, ops, conds) -> str:
+    """A loop whose body is 4-13 random instructions from `ops`, some skipped by forward branches on `conds`."""
     body, skips = [], 0
     for i in range(r.randrange(4, 14)):
         if r.random() < 0.15:
             skips += 1
-            cond = r.choice(["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
-            body.append(f"s_cbranch_{cond} skip{skips}")
+            body.append(f"s_cbranch_{r.choice(conds)} skip{skips}")
             body += [r.choice(ops)() for _ in range(r.randrange(1, 3))]
             body.append(f"skip{skips}:")
         body.append(r.choice(ops)())
@@ -232,7 +236,8 @@ F_CMP = ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt",
 VOPD_X = ["fmac_f32", "mul_f32", "add_f32", "sub_f32", "subrev_f32", "mul_dx9_zero_f32", "mov_b32", "cndmask_b32",
           "max_f32", "min_f32", "fmaak_f32", "fmamk_f32"]
 VOPD_Y = VOPD_X + ["add_nc_u32", "lshlrev_b32", "and_b32"]
-_F_LITS = ["0x7f800001", "0xffc00000", "0x807fffff", "0x7f7fffff", "0x3fc00000", "0x4f800000", "0x00800000", "0x3eaaaaab"]
+_F_LITS = ["0x7f800001", "0xffc00000", "0x807fffff", "0x7f7fffff", "0x3fc00000", "0x4f800000", "0x00800000",
+           "0x3eaaaaab"]
 
 
 def _vopd_half(r: random.Random, name: str, dst: str, src0: str, src1: str, lit: str) -> str:
@@ -304,15 +309,7 @@ def _float_program(r: random.Random, wave64: bool) -> str:
     ]
     if not wave64:                                   # VOPD is wave32 only
         ops += [lambda: _vopd(r)] * 3
-    body, skips = [], 0
-    for i in range(r.randrange(4, 14)):
-        if r.random() < 0.15:
-            skips += 1
-            body.append(f"s_cbranch_{r.choice(['vccz', 'vccnz', 'execz'])} skip{skips}")
-            body += [r.choice(ops)() for _ in range(r.randrange(1, 3))]
-            body.append(f"skip{skips}:")
-        body.append(r.choice(ops)())
-    return LOOP.format(body="\n".join(body))
+    return _loop(r, ops, ["vccz", "vccnz", "execz"])
 
 
 @settings(max_examples=30, deadline=None)

@@ -2,8 +2,9 @@
 
 A region is every instruction in S reachable from a loop header through instructions in S; it must hold
 the loop's back-edge. Instructions outside S (memory, LDS, barriers, transcendentals, 16/64-bit float
-math, DPP, clamp/omod/op_sel, f32 math when MODE does not round to nearest even) are where waves leave it. Code in a region touches nothing but its own wave's registers, so
-running each wave through it on its own gives the same bits as the lock-step numpy tier.
+math, DPP, clamp/omod/op_sel, f32 math when MODE does not round to nearest even) are where waves leave
+it. Code in a region touches nothing but its own wave's registers, so running each wave through it on
+its own gives the same bits as the lock-step numpy tier.
 """
 from __future__ import annotations
 
