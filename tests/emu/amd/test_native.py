@@ -144,7 +144,7 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"{r.choice(['v_add_nc_u32', 'v_sub_nc_u32', 'v_subrev_nc_u32', 'v_and_b32', 'v_or_b32', 'v_xor_b32', 'v_lshlrev_b32', 'v_lshrrev_b32', 'v_ashrrev_i32', 'v_min_u32', 'v_max_u32', 'v_min_i32', 'v_max_i32'])} {V()}, {any_src()}, {V()}",  # noqa: E501
         lambda: f"{r.choice(['v_mov_b32', 'v_not_b32'])} {V()}, {any_src()}",
         lambda: f"{r.choice(['v_mul_lo_u32', 'v_mul_hi_u32', 'v_add_nc_u32_e64', 'v_lshlrev_b32_e64'])} {V()}, {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
-        lambda: f"{r.choice(['v_add3_u32', 'v_lshl_add_u32', 'v_bfe_u32', 'v_xad_u32', 'v_and_or_b32', 'v_or3_b32', 'v_lshl_or_b32'])} {V()}, {vop3_src()}, {vop3_src()}, {r.choice([V, C, S])()}",  # noqa: E501
+        lambda: f"{r.choice(['v_add3_u32', 'v_lshl_add_u32', 'v_bfe_u32', 'v_xad_u32', 'v_and_or_b32', 'v_or3_b32', 'v_lshl_or_b32', 'v_bfi_b32'])} {V()}, {vop3_src()}, {vop3_src()}, {r.choice([V, C, S])()}",  # noqa: E501
         lambda: f"v_mad_u64_u32 {pair()}, {r.choice(['null', mask()])}, {vop3_src()}, {vop3_src()}, {r.choice([pair, C])()}",  # noqa: E501
         lambda: f"{r.choice(['v_lshlrev_b64', 'v_lshrrev_b64', 'v_ashrrev_i64'])} {pair()}, {r.choice([V, C, S])()}, {pair()}",  # noqa: E501
         lambda: f"{r.choice(['v_add_co_u32', 'v_sub_co_u32', 'v_subrev_co_u32'])} {V()}, {r.choice([vcc, mask()])}, {vop3_src()}, {V()}",  # noqa: E501
@@ -305,6 +305,7 @@ def _float_program(r: random.Random, wave64: bool) -> str:
         lambda: f"v_cndmask_b32_e64 {V()}, {mods(V())}, {mods(V())}, {mask()}",
         lambda: f"v_cndmask_b32_e32 {V()}, {any_src()}, {V()}, {vcc}",
         lambda: f"v_mov_b32 {V()}, {any_src()}",
+        lambda: f"v_bfi_b32 {V()}, 0x7fffffff, {V()}, {V()}",              # copysign
         lambda: f"s_or_{'b64 exec' if wave64 else 'b32 exec_lo'}, {'exec' if wave64 else 'exec_lo'}, {mask()}",
     ]
     if not wave64:                                   # VOPD is wave32 only
