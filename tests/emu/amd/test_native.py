@@ -230,7 +230,7 @@ FLOAT_SPECIALS = np.array([
 FLOAT_MODES = [0x0, 0xF0, 0x2F0, 0x200, 0x210, 0x220, 0x3F0, 0x1C0]
 F_BIN = ["v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_min_f32", "v_max_f32", "v_mul_dx9_zero_f32"]
 F_UNARY = ["v_floor_f32", "v_ceil_f32", "v_trunc_f32", "v_rndne_f32", "v_cvt_u32_f32", "v_cvt_i32_f32", "v_fract_f32",
-           "v_rcp_f32", "v_rcp_iflag_f32", "v_sqrt_f32", "v_rsq_f32"]
+           "v_rcp_f32", "v_rcp_iflag_f32", "v_sqrt_f32", "v_rsq_f32", "v_frexp_mant_f32", "v_frexp_exp_i32_f32"]
 F_THREE = ["v_min3_f32", "v_max3_f32", "v_minmax_f32", "v_maxmin_f32", "v_med3_f32"]
 F_CMP = ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "t"]
 VOPD_X = ["fmac_f32", "mul_f32", "add_f32", "sub_f32", "subrev_f32", "mul_dx9_zero_f32", "mov_b32", "cndmask_b32",
@@ -390,8 +390,10 @@ def test_edge_cases_match_the_numpy_tier(body, native_runs):
 
 
 FLOAT_EDGES = [
-    # fract of tiny negatives rounds to 1.0 (then 0x3f7fffff), of inf is NaN; class of every kind of value
-    "v_fract_f32 v1, v2\nv_fract_f32_e64 v3, -|v4|\nv_cmp_class_f32_e64 s0, v5, 0x3ff\n"
+    # fract of tiny negatives rounds to 1.0 (then 0x3f7fffff), of inf is NaN; frexp of denormals (normalised);
+    # class of every kind of value
+    "v_fract_f32 v1, v2\nv_fract_f32_e64 v3, -|v4|\nv_frexp_mant_f32 v0, v5\nv_frexp_exp_i32_f32 v6, v2\n"
+    "v_cmp_class_f32_e64 s0, v5, 0x3ff\n"
     "v_cmp_class_f32_e64 s1, -v6, s2\nv_cmpx_class_f32_e32 0x2aa, v7",
     # VOPD: Y reads X's destination (the old value: both halves read before either writes)
     "v_dual_add_f32 v0, v1, v2 :: v_dual_mul_f32 v3, v0, v7\nv_dual_fmac_f32 v4, v5, v6 :: v_dual_max_f32 v5, v4, v3",

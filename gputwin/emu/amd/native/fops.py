@@ -192,6 +192,27 @@ def cmp_class(b, x, m):
     return b.op(f"icmp ne {b.V} {bit}, {b.splat(0)}")
 
 
+def _frexp(b, x):
+    """(mantissa bits, exponent) of np.frexp on f32 bits: x = m * 2^e with |m| in [0.5, 1); a denormal is
+    normalised by its leading zeros; zero, inf and NaN give exponent 0 (their mantissa is x itself)."""
+    mag = b.op(f"and {b.V} {x}, {b.splat(ABS)}")
+    field = b.op(f"lshr {b.V} {mag}, {b.splat(23)}")
+    man = b.op(f"and {b.V} {x}, {b.splat(MAN)}")
+    lz = b.call(b.V, f"llvm.ctlz.{b.VT}", (b.V, man), ("i1", "false"))
+    up = b.op(f"shl {b.V} {man}, {b.op(f'sub {b.V} {lz}, {b.splat(8)}')}")
+    den_man = b.op(f"and {b.V} {up}, {b.splat(MAN)}")
+    den = b.op(f"icmp eq {b.V} {field}, {b.splat(0)}")
+    frac = b.op(f"select {b.M} {den}, {b.V} {den_man}, {b.V} {man}")
+    half = b.op(f"or {b.V} {frac}, {b.splat(0x3F000000)}")                  # exponent field 126: [0.5, 1)
+    m = b.op(f"or {b.V} {b.op(f'and {b.V} {x}, {b.splat(SIGN)}')}, {half}")
+    e = b.op(f"select {b.M} {den}, {b.V} {b.op(f'sub {b.V} {b.splat(-117)}, {lz}')}, "
+             f"{b.V} {b.op(f'sub {b.V} {field}, {b.splat(126)}')}")
+    plain = b.op(f"or {b.M} {b.op(f'icmp eq {b.V} {mag}, {b.splat(0)}')}, "
+                 f"{b.op(f'icmp uge {b.V} {mag}, {b.splat(INF)}')}")          # zero, inf, NaN
+    return (b.op(f"select {b.M} {plain}, {b.V} {x}, {b.V} {m}"),
+            b.op(f"select {b.M} {plain}, {b.V} {b.splat(0)}, {b.V} {e}"))
+
+
 def _ldexp(b, x, e):
     """x * 2^clamp(e, -400, 400), exact in double (f32 magnitudes times 2^+-400 stay normal doubles), then
     one nearest-even rounding to f32 (shaped as fspecial._ldexp)."""
@@ -235,6 +256,7 @@ ARITH = {
     "v_min3_f32": _three(False, False), "v_max3_f32": _three(True, True),
     "v_minmax_f32": _three(False, True), "v_maxmin_f32": _three(True, False), "v_med3_f32": _med3,
     "v_fract_f32": _fract,
+    "v_frexp_mant_f32": lambda b, x: _frexp(b, x)[0], "v_frexp_exp_i32_f32": lambda b, x: _frexp(b, x)[1],
     "v_rcp_f32": _in_double(_recip), "v_rcp_iflag_f32": _in_double(_recip), "v_sqrt_f32": _in_double(_sqrt),
     "v_rsq_f32": _in_double(lambda b, d: _recip(b, _sqrt(b, d))),
 }
