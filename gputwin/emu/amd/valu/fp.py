@@ -137,9 +137,9 @@ def fma_f32_rne(a, b, c):
     suspect = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(r) < np.float32(2.0 ** -125))
     if suspect.any():
         idx = np.nonzero(suspect)
-        with np.errstate(invalid="ignore"):      # signalling NaNs widen (quieted) without a warning
+        with np.errstate(invalid="ignore", over="ignore"):   # sNaNs widen (quieted); overflow rounds to inf
             xs, ys, zs = (np.broadcast_to(v, s.shape)[idx].astype(np.float64) for v in (fa, fb, fc))
-        r[idx] = fma_ro(xs, ys, zs).astype(np.float32)
+            r[idx] = fma_ro(xs, ys, zs).astype(np.float32)
     return r.view(np.uint32)
 
 
