@@ -334,7 +334,7 @@ def test_float_loops_stay_on_the_numpy_tier_unless_f32_rounds_to_nearest_even(na
     assert native_runs
 
 
-def _two_mode_groups(jit: bool, modes):
+def _mode_groups(jit: bool, modes):
     """One wave per MODE in `modes`, each its own group, same registers (denormals in the inputs); final
     groups in wave order and the MODE of each native call."""
     ctx = make_ctx(lanes=32, nwg=len(modes))
@@ -359,10 +359,14 @@ def _two_mode_groups(jit: bool, modes):
     return sorted(ended, key=lambda g: int(g.waves[0])), modes_run
 
 
-def test_a_float_region_runs_only_under_the_mode_it_was_compiled_for(native_runs):
-    fast, modes_run = _two_mode_groups(True, (0xF0, 0x0, 0x2F0))
-    slow, _ = _two_mode_groups(False, (0xF0, 0x0, 0x2F0))
-    assert len(set(modes_run)) == 1 and modes_run          # the first hot group fixed the MODE
+def test_a_float_region_is_compiled_per_mode(native_runs):
+    modes = (0xF0, 0x0, 0x2F0, 0x3F0, 0xF1)
+    compiles = len(tier.compile_seconds)
+    fast, modes_run = _mode_groups(True, modes)
+    slow, _ = _mode_groups(False, modes)
+    # one version per MODE & 0x233 (0x3F0 shares 0x2F0's); f32 rounding toward +inf stays on the numpy tier
+    assert set(modes_run) == {0xF0, 0x0, 0x2F0, 0x3F0}
+    assert len(tier.compile_seconds) - compiles <= 3
     for a, b in zip(fast, slow):
         _assert_same(a, b)
         assert int(a.insts[0]) == int(b.insts[0])

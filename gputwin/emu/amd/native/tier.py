@@ -140,15 +140,38 @@ class Loops:
         return counted
 
     def _heat(self, pc: int, header: int, handler, mode_reg: int) -> None:
-        """Compile the loop `header`..`pc` for the hot group's MODE register `mode_reg`."""
+        """Compile the loop `header`..`pc` (for the hot group's MODE register `mode_reg` when it holds f32
+        instructions) and install its entry at the header."""
         steps = self.program.steps
         steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
         insts = region.find(self.program, header, pc, fops.runs_under(mode_reg))
         if insts is None:
             return
-        fmode = mode_reg & fops.MODE_BITS if region.uses_floats(insts) else None
+        floats = region.uses_floats(insts)
+        entry = self._entry(insts, header, mode_reg & fops.MODE_BITS if floats else None)
+        if entry is None:
+            return
+        st = self.program.step(header)
+        if not floats:
+            steps[header] = (lambda g: entry,) + st[1:]
+            return
+        # a float region is compiled per MODE (its flushing and IEEE rules are compile-time choices): a
+        # group under another MODE gets its own version, or the numpy tier when f32 does not round to
+        # nearest even there (or that compile failed)
+        plain, by_mode = st[0], {mode_reg & fops.MODE_BITS: entry}
+
+        def enter(g):
+            key = g.mode & fops.MODE_BITS
+            e = by_mode.get(key)
+            if e is None:
+                e = by_mode[key] = (self._entry(insts, header, key) if fops.runs_under(g.mode) else None) or False
+            return e or plain(g)
+        steps[header] = (enter,) + st[1:]
+
+    def _entry(self, insts: dict, header: int, fmode: int | None) -> Native | None:
+        """The Native control of region `insts` for MODE bits `fmode`, or None when compiling failed."""
         try:
-            code = compiled(insts, header, self.program.wave64, fmode)
+            return Native(compiled(insts, header, self.program.wave64, fmode))
         except Exception as e:  # noqa: BLE001 - a bug, but the numpy tier runs the same bits
             if mode() == "strict":
                 raise
@@ -157,11 +180,4 @@ class Loops:
             if msg not in _warned:
                 _warned.add(msg)
                 print(msg, file=sys.stderr)
-            return
-        entry = Native(code)
-        st = self.program.step(header)
-        if fmode is None:
-            steps[header] = (lambda g: entry,) + st[1:]
-        else:                     # compiled for one MODE: a group in another runs the loop on the numpy tier
-            plain = st[0]
-            steps[header] = (lambda g: entry if g.mode & fops.MODE_BITS == fmode else plain(g),) + st[1:]
+            return None
