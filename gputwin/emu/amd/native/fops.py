@@ -1,7 +1,7 @@
 """The f32 part of the native set S: each instruction's LLVM IR on raw f32 bits (docs/emulator-jit.md).
 
-A region holding one of these is compiled for one MODE (`MODE_BITS` of it): input and output denormal
-flushing and the IEEE bit are compile-time choices, and the region runs only for groups in that MODE.
+A region holding one of these is compiled per MODE (`MODE_BITS` of it): input and output denormal
+flushing and the IEEE bit are compile-time choices, and a version runs only for groups in its MODE.
 FP_ROUND must be nearest-even (other modes leave these instructions out of S). The numpy tier's table
 (valu.OPS) says how each source is fetched (valu._plan: roles, abs/neg, which inputs flush) and whether
 a NaN result takes a source's payload (Op.nan); codegen.py applies those rules, the functions here
