@@ -214,8 +214,9 @@ def _frexp(b, x):
 
 
 def _ldexp(b, x, e):
-    """x * 2^clamp(e, -400, 400), exact in double (f32 magnitudes times 2^+-400 stay normal doubles), then
-    one nearest-even rounding to f32 (shaped as fspecial._ldexp)."""
+    """x * 2^e exact in double, then one nearest-even rounding to f32 (fspecial._ldexp). e is clamped to
+    +-400: f32 magnitudes (2^-149 .. 2^128) times 2^+-400 stay normal doubles, and beyond that every f32
+    result has already overflowed to inf or rounded to zero, whatever clamp the numpy tier uses."""
     e = b.call(b.V, f"llvm.smax.{b.VT}", (b.V, e), (b.V, b.splat(-400)))
     e = b.call(b.V, f"llvm.smin.{b.VT}", (b.V, e), (b.V, b.splat(400)))
     biased = b.op(f"add {b.W} {b.op(f'sext {b.V} {e} to {b.W}')}, {b.splat(1023, 64)}")
