@@ -2,7 +2,8 @@
 
 wave-instructions/s and lane-ops/s on (a) a 1M-element f32 add, (b) a naive 256x256 f32 matmul with one
 work-item per output, (c) an LDS tree reduction, (d) a divergent loop: Collatz steps of 1..64K (2048
-waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count; (e) scratch
+waves, as many as the matmul) and of 1..4K (128 waves), every lane with its own trip count, and a divergent
+float loop (Mandelbrot escape times of a 64x64 grid, at most 1024 iterations: 128 waves); (e) scratch
 stores and loads of 64K lanes in emulator memory and in a driver-style backing (the hardware's swizzled
 layout); and the first-dispatch latency of a never-seen kernel (decode + handler build included), in this process and in
 a fresh one. Kernels are the committed fixtures in fixtures/amd/cl/. The divergent loop runs on the native tier
@@ -78,6 +79,19 @@ def bench_collatz(n):
     return t, c
 
 
+def bench_mandelbrot(width=64, max_iter=1024):
+    """Escape times of a width x width grid: f32 mul/fma/add/compare in a loop each lane leaves on its own."""
+    arena = Arena()
+    k = _kernel(arena, "diverge.hsaco", "mandelbrot")
+    n = width * width
+    out = arena.alloc(4 * n)
+    k(out, width, max_iter, grid=(n // 256, 1, 1), block=(256, 1, 1))
+    t, c = _timed(lambda: k(out, width, max_iter, grid=(n // 256, 1, 1), block=(256, 1, 1)))
+    iters = arena.array(out, np.uint32, n).reshape(width, width)
+    assert iters[0, 0] == 1 and iters[width // 2, width // 3] == max_iter     # c = -2-1.5i escapes, c = -1 stays
+    return t, c
+
+
 SCRATCH_KERNEL = """
 v_mov_b32 v1, v0
 v_add_nc_u32 v2, 1, v0
@@ -137,6 +151,7 @@ def main():
     for label, fn in (("add 1M f32", bench_add), ("matmul 256 naive", bench_matmul), ("lds reduce 256K", bench_reduce),
                       ("divergent loop 64K", lambda: bench_collatz(1 << 16)),
                       ("divergent loop 4K", lambda: bench_collatz(1 << 12)),
+                      ("divergent float loop 4K", bench_mandelbrot),
                       ("scratch 64K private", lambda: bench_scratch(False)),
                       ("scratch 64K backing", lambda: bench_scratch(True))):
         t, c = fn()

@@ -50,11 +50,11 @@ def _jit_env(value):
             os.environ["GPUTWIN_JIT"] = old
 
 
-def _run(text, *, n, wave64, sgprs, vgprs, exec_mask, scc, jit, arch="gfx1100", watchdog_insts=None):
+def _run(text, *, n, wave64, sgprs, vgprs, exec_mask, scc, jit, arch="gfx1100", watchdog_insts=None, mode=0):
     """Run assembled `text` + s_endpgm on one group of n waves; (final group in wave order, executor)."""
     lanes = 64 if wave64 else 32
     ctx = make_ctx(lanes=lanes, nwg=n)
-    g = WaveGroup(ctx, np.arange(n), np.arange(n), wave64=wave64, mode=0, pc=0)
+    g = WaveGroup(ctx, np.arange(n), np.arange(n), wave64=wave64, mode=mode, pc=0)
     g.s[:] = sgprs
     g.set_exec(exec_mask)
     for r, v in vgprs.items():
@@ -85,12 +85,15 @@ def _assert_same(a, b):
     np.testing.assert_array_equal(ea, eb)
 
 
-def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
+INT_SPECIALS = np.array([0, 1, 31, 32, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)
+
+
+def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100", mode=0, special=INT_SPECIALS):
     """Run `text` on the native tier (one group of n waves), the numpy tier (the same group) and the numpy
-    tier wave by wave (each wave's own instruction count); every register, SCC, EXEC and count agree."""
+    tier wave by wave (each wave's own instruction count); every register, SCC, EXEC and count agree.
+    Registers hold random words or values from `special`."""
     rng = np.random.default_rng(seed)
     lanes = 64 if wave64 else 32
-    special = np.array([0, 1, 31, 32, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)
     pick = rng.integers(0, 2, (8, n, lanes)).astype(bool)
     vg = {r: np.where(pick[r], rng.integers(0, 1 << 32, (n, lanes), dtype=np.uint64).astype(np.uint32),
                       rng.choice(special, (n, lanes))) for r in range(8)}
@@ -104,7 +107,7 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100"):
     if n > 1:
         exec_mask[1, : lanes // 2] = False
     scc = rng.integers(0, 2, n).astype(bool)
-    kw = dict(wave64=wave64, arch=arch)
+    kw = dict(wave64=wave64, arch=arch, mode=mode)
     fast, ex_fast = _run(text, n=n, sgprs=sg, vgprs=vg, exec_mask=exec_mask, scc=scc, jit=True, **kw)
     slow, ex_slow = _run(text, n=n, sgprs=sg, vgprs=vg, exec_mask=exec_mask, scc=scc, jit=False, **kw)
     _assert_same(fast, slow)
@@ -141,7 +144,7 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"{r.choice(['v_add_nc_u32', 'v_sub_nc_u32', 'v_subrev_nc_u32', 'v_and_b32', 'v_or_b32', 'v_xor_b32', 'v_lshlrev_b32', 'v_lshrrev_b32', 'v_ashrrev_i32', 'v_min_u32', 'v_max_u32', 'v_min_i32', 'v_max_i32'])} {V()}, {any_src()}, {V()}",  # noqa: E501
         lambda: f"{r.choice(['v_mov_b32', 'v_not_b32'])} {V()}, {any_src()}",
         lambda: f"{r.choice(['v_mul_lo_u32', 'v_mul_hi_u32', 'v_add_nc_u32_e64', 'v_lshlrev_b32_e64'])} {V()}, {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
-        lambda: f"{r.choice(['v_add3_u32', 'v_lshl_add_u32', 'v_bfe_u32', 'v_xad_u32', 'v_and_or_b32', 'v_or3_b32', 'v_lshl_or_b32'])} {V()}, {vop3_src()}, {vop3_src()}, {r.choice([V, C, S])()}",  # noqa: E501
+        lambda: f"{r.choice(['v_add3_u32', 'v_lshl_add_u32', 'v_bfe_u32', 'v_xad_u32', 'v_and_or_b32', 'v_or3_b32', 'v_lshl_or_b32', 'v_bfi_b32'])} {V()}, {vop3_src()}, {vop3_src()}, {r.choice([V, C, S])()}",  # noqa: E501
         lambda: f"v_mad_u64_u32 {pair()}, {r.choice(['null', mask()])}, {vop3_src()}, {vop3_src()}, {r.choice([pair, C])()}",  # noqa: E501
         lambda: f"{r.choice(['v_lshlrev_b64', 'v_lshrrev_b64', 'v_ashrrev_i64'])} {pair()}, {r.choice([V, C, S])()}, {pair()}",  # noqa: E501
         lambda: f"{r.choice(['v_add_co_u32', 'v_sub_co_u32', 'v_subrev_co_u32'])} {V()}, {r.choice([vcc, mask()])}, {vop3_src()}, {V()}",  # noqa: E501
@@ -171,12 +174,16 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"s_or_{b} {exe}, {exe}, {mask()}",
         lambda: f"s_mov_b32 {S()}, {r.choice(['exec_lo', 'vcc_lo', 'scc'])}",
     ]
+    return _loop(r, ops, ["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
+
+
+def _loop(r: random.Random, ops, conds) -> str:
+    """A loop whose body is 4-13 random instructions from `ops`, some skipped by forward branches on `conds`."""
     body, skips = [], 0
     for i in range(r.randrange(4, 14)):
         if r.random() < 0.15:
             skips += 1
-            cond = r.choice(["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
-            body.append(f"s_cbranch_{cond} skip{skips}")
+            body.append(f"s_cbranch_{r.choice(conds)} skip{skips}")
             body += [r.choice(ops)() for _ in range(r.randrange(1, 3))]
             body.append(f"skip{skips}:")
         body.append(r.choice(ops)())
@@ -196,16 +203,174 @@ def test_random_loops_match_the_numpy_tier_wave64(seed):
     assert _check_random(seed, wave64=True)
 
 
-def _check_random(seed, wave64):
+def _check_random(seed, wave64, program=None, **kw):
     calls = []
     run, hot = tier.Native.run, tier.HOT
     tier.HOT = 1
     tier.Native.run = lambda self, g, budget: calls.append(g.n) or run(self, g, budget)
     try:
-        _differential(_program(random.Random(seed), wave64), seed, n=3, wave64=wave64)
+        _differential((program or _program)(random.Random(seed), wave64), seed, n=3, wave64=wave64, **kw)
     finally:
         tier.Native.run, tier.HOT = run, hot
     return calls
+
+
+# --- random f32 programs: every MODE the region compiles for, inputs from the float specials -----------------
+FLOAT_SPECIALS = np.array([
+    0, 0x80000000, 0x7F800000, 0xFF800000,                          # +-0, +-inf
+    0x7FC00000, 0xFFC01234, 0x7FFFFFFF, 0x7F800001, 0xFFA00005,     # quiet and signalling NaNs with payloads
+    0x00000001, 0x807FFFFF, 0x00400000, 0x80000010,                 # denormals
+    0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00FFFFFF,     # min / max normal
+    0x3F800000, 0xBF800000, 0x3F000000, 0xBF000000, 0x3FC00000, 0x40200000, 0xC0200000,   # 1, .5, 1.5, 2.5
+    0x4F000000, 0xCF000000, 0x4F800000, 0x4EFFFFFF, 0x4B000001,     # around 2^31, 2^32, 2^23
+    1, 31, 200, 0xFFFFFF38, 0xFFFFFFFF, 400, 0x1F4,                 # small integers (ldexp exponents, cvt)
+], np.uint32)
+# MODE: f32 denormals flushed in and out (0), kept (0xF0), IEEE (bit 9), one direction only (0x10, 0x20);
+# bit 8 (DX10_CLAMP) does not matter without clamp
+FLOAT_MODES = [0x0, 0xF0, 0x2F0, 0x200, 0x210, 0x220, 0x3F0, 0x1C0]
+F_BIN = ["v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_min_f32", "v_max_f32", "v_mul_dx9_zero_f32"]
+F_UNARY = ["v_floor_f32", "v_ceil_f32", "v_trunc_f32", "v_rndne_f32", "v_cvt_u32_f32", "v_cvt_i32_f32", "v_fract_f32",
+           "v_rcp_f32", "v_rcp_iflag_f32", "v_sqrt_f32", "v_rsq_f32", "v_frexp_mant_f32", "v_frexp_exp_i32_f32"]
+F_THREE = ["v_min3_f32", "v_max3_f32", "v_minmax_f32", "v_maxmin_f32", "v_med3_f32"]
+F_CMP = ["f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "t"]
+VOPD_X = ["fmac_f32", "mul_f32", "add_f32", "sub_f32", "subrev_f32", "mul_dx9_zero_f32", "mov_b32", "cndmask_b32",
+          "max_f32", "min_f32", "fmaak_f32", "fmamk_f32"]
+VOPD_Y = VOPD_X + ["add_nc_u32", "lshlrev_b32", "and_b32"]
+_F_LITS = ["0x7f800001", "0xffc00000", "0x807fffff", "0x7f7fffff", "0x3fc00000", "0x4f800000", "0x00800000",
+           "0x3eaaaaab"]
+
+
+def _vopd_half(r: random.Random, name: str, dst: str, src0: str, src1: str, lit: str) -> str:
+    if name == "mov_b32":
+        return f"v_dual_mov_b32 {dst}, {src0}"
+    if name == "fmaak_f32":
+        return f"v_dual_fmaak_f32 {dst}, {src0}, {src1}, {lit}"
+    if name == "fmamk_f32":
+        return f"v_dual_fmamk_f32 {dst}, {src0}, {lit}, {src1}"
+    return f"v_dual_{name} {dst}, {src0}, {src1}"
+
+
+def _vopd(r: random.Random) -> str:
+    """A VOPD pair within gfx11's bank rules: X reads src0 from bank 0 and src1 from bank 2 and writes an even
+    VGPR, Y banks 1 and 3 and an odd VGPR; one literal at most (shared), two scalar reads at most."""
+    x, y = r.choice(VOPD_X), r.choice(VOPD_Y)
+    while "fma" in x and y in ("fmaak_f32", "fmamk_f32"):
+        y = r.choice(VOPD_Y)
+    lit = r.choice(_F_LITS)
+    busy = {x, y} & {"fmaak_f32", "fmamk_f32", "cndmask_b32"}     # the literal and VCC count as scalar reads
+    x_src0 = r.choice([f"v{r.choice([0, 4])}", f"s{r.randrange(16)}" if not busy else "v4",
+                       r.choice(["1.0", "-4.0", "0", "-1"])])
+    y_src0 = r.choice([f"v{r.choice([1, 5])}", r.choice(["0.5", "2.0", "1"])])
+    return (_vopd_half(r, x, f"v{r.choice([0, 2, 4, 6])}", x_src0, f"v{r.choice([2, 6])}", lit) + " :: "
+            + _vopd_half(r, y, f"v{r.choice([1, 3, 5, 7])}", y_src0, f"v{r.choice([3, 7])}", lit))
+
+
+def _float_program(r: random.Random, wave64: bool) -> str:
+    V = lambda: f"v{r.randrange(8)}"                                             # noqa: E731
+    S = lambda: f"s{r.randrange(16)}"                                            # noqa: E731
+    C = lambda: r.choice(["0", "1", "-1", "0.5", "-4.0", "1.0", "2.0", "0.15915494", "64", "-16"])  # noqa: E731
+    LIT = lambda: r.choice(_F_LITS)                                              # noqa: E731
+    any_src = lambda: r.choice([V, V, S, C, LIT])()                              # noqa: E731
+    mods = lambda x: r.choice([x, f"-{x}", f"|{x}|", f"-|{x}|"])                 # noqa: E731
+    msrc = lambda: r.choice([lambda: mods(V()), lambda: mods(V()), lambda: mods(S()), C])()  # noqa: E731
+    mask = (lambda: (lambda k: f"s[{k}:{k + 1}]")(2 * r.randrange(8))) if wave64 else S
+    vcc = "vcc" if wave64 else "vcc_lo"
+
+    def vop3(k):
+        """k VOP3 sources with modifiers, one SGPR at most (the constant bus)"""
+        srcs = [msrc() for _ in range(k)]
+        sg = [i for i, x in enumerate(srcs) if "s" in x]
+        for i in sg[1:]:
+            srcs[i] = mods(V())
+        return ", ".join(srcs)
+    ops = [
+        lambda: f"{r.choice(F_BIN)} {V()}, {any_src()}, {V()}",
+        lambda: f"{r.choice(F_BIN)}_e64 {V()}, {vop3(2)}",
+        lambda: f"{r.choice(['v_fma_f32', 'v_fma_dx9_zero_f32'])} {V()}, {vop3(3)}",
+        lambda: f"{r.choice(['v_fmac_f32', 'v_fmac_dx9_zero_f32'])} {V()}, {any_src()}, {V()}",
+        lambda: f"v_fmac_f32_e64 {V()}, {vop3(2)}",
+        lambda: f"v_fmaak_f32 {V()}, {r.choice([V, S, C])()}, {V()}, {LIT()}",
+        lambda: f"v_fmamk_f32 {V()}, {r.choice([V, S, C])()}, {LIT()}, {V()}",
+        lambda: f"v_ldexp_f32 {V()}, {mods(V())}, {r.choice([V, S, C, lambda: '0xffffff38'])()}",
+        lambda: f"{r.choice(F_UNARY)} {V()}, {any_src()}",
+        lambda: f"{r.choice(F_UNARY)}_e64 {V()}, {msrc()}",
+        lambda: f"{r.choice(F_THREE)} {V()}, {vop3(3)}",
+        lambda: f"v_{r.choice(['cvt_f32_u32', 'cvt_f32_i32', 'cvt_f32_ubyte0', 'cvt_f32_ubyte3'])} {V()}, {any_src()}",
+        lambda: f"{r.choice(['v_cmpx_class_f32_e32', 'v_cmp_class_f32_e32 ' + vcc + ','])} {any_src()}, {V()}",
+        lambda: f"v_cmp_class_f32_e64 {mask()}, {mods(V())}, {r.choice([S, C, lambda: '0x3ff', lambda: '0x21'])()}",
+        lambda: f"v_cmp_{r.choice(F_CMP)}_f32_e32 {vcc}, {any_src()}, {V()}",
+        lambda: f"v_cmp_{r.choice(F_CMP)}_f32_e64 {mask()}, {vop3(2)}",
+        lambda: f"v_cmpx_{r.choice(F_CMP)}_f32_e32 {any_src()}, {V()}",
+        lambda: f"v_cmpx_{r.choice(F_CMP)}_f32_e64 {vop3(2)}",
+        lambda: f"v_cndmask_b32_e64 {V()}, {mods(V())}, {mods(V())}, {mask()}",
+        lambda: f"v_cndmask_b32_e32 {V()}, {any_src()}, {V()}, {vcc}",
+        lambda: f"v_mov_b32 {V()}, {any_src()}",
+        lambda: f"v_bfi_b32 {V()}, 0x7fffffff, {V()}, {V()}",              # copysign
+        lambda: f"s_or_{'b64 exec' if wave64 else 'b32 exec_lo'}, {'exec' if wave64 else 'exec_lo'}, {mask()}",
+    ]
+    if not wave64:                                   # VOPD is wave32 only
+        ops += [lambda: _vopd(r)] * 3
+    return _loop(r, ops, ["vccz", "vccnz", "execz"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(FLOAT_MODES))
+def test_random_float_loops_match_the_numpy_tier_wave32(seed, mode):
+    assert _check_random(seed, wave64=False, program=_float_program, mode=mode, special=FLOAT_SPECIALS)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(FLOAT_MODES))
+def test_random_float_loops_match_the_numpy_tier_wave64(seed, mode):
+    assert _check_random(seed, wave64=True, program=_float_program, mode=mode, special=FLOAT_SPECIALS)
+
+
+def test_float_loops_stay_on_the_numpy_tier_unless_f32_rounds_to_nearest_even(native_runs):
+    text = LOOP.format(body="v_fma_f32 v1, v1, v2, v3\nv_add_f32 v4, v1, v4")
+    for mode in (0xF1, 0xF2, 0xF3):                   # f32 FP_ROUND +inf, -inf, toward zero
+        _differential(text, mode, mode=mode, special=FLOAT_SPECIALS)
+    assert not native_runs
+    _differential(LOOP.format(body="v_add_nc_u32 v1, v1, v2"), 0, mode=0xF3)   # integer loops do not care
+    assert native_runs
+
+
+def _mode_groups(jit: bool, modes):
+    """One wave per MODE in `modes`, each its own group, same registers (denormals in the inputs); final
+    groups in wave order and the MODE of each native call."""
+    ctx = make_ctx(lanes=32, nwg=len(modes))
+    groups = []
+    for w, mode in enumerate(modes):
+        g = WaveGroup(ctx, np.array([w]), np.array([w]), wave64=False, mode=mode, pc=0)
+        g.s[20] = 4
+        g.set_exec(np.ones((1, 32), bool))
+        g.put_vgpr(1, np.full((1, 32), 0x00400000, np.uint32))        # a denormal
+        g.put_vgpr(2, np.full((1, 32), 0x3F800000, np.uint32))
+        groups.append(g)
+    text = LOOP.format(body="v_mul_f32 v3, v1, v2\nv_add_f32 v4, v4, v3\nv_max_f32 v5, v1, v3")
+    with _jit_env("strict" if jit else "0"):
+        prog = Program(assemble(text + "\ns_endpgm\n", "gfx1100", False), "gfx1100")
+    ended, modes_run = [], []
+    run = tier.Native.run
+    tier.Native.run = lambda self, g, budget: modes_run.append(g.mode) or run(self, g, budget)
+    try:
+        Executor(ctx, prog, Watchdog(30.0), on_end=ended.append).run(groups)
+    finally:
+        tier.Native.run = run
+    return sorted(ended, key=lambda g: int(g.waves[0])), modes_run
+
+
+def test_a_float_region_is_compiled_per_mode(native_runs):
+    modes = (0xF0, 0x0, 0x2F0, 0x3F0, 0xF1)
+    compiles = len(tier.compile_seconds)
+    fast, modes_run = _mode_groups(True, modes)
+    slow, _ = _mode_groups(False, modes)
+    # one version per MODE & 0x233 (0x3F0 shares 0x2F0's); f32 rounding toward +inf stays on the numpy tier
+    assert set(modes_run) == {0xF0, 0x0, 0x2F0, 0x3F0}
+    assert len(tier.compile_seconds) - compiles <= 3
+    for a, b in zip(fast, slow):
+        _assert_same(a, b)
+        assert int(a.insts[0]) == int(b.insts[0])
+    assert not np.array_equal(fast[0].vgpr(4), fast[1].vgpr(4))   # kept vs flushed denormals differ
 
 
 # --- edge cases by hand ------------------------------------------------------------------------------------------
@@ -225,6 +390,28 @@ EDGES = [
 def test_edge_cases_match_the_numpy_tier(body, native_runs):
     for seed in range(4):
         _differential(LOOP.format(body=body), seed, n=4)
+    assert native_runs
+
+
+FLOAT_EDGES = [
+    # fract of tiny negatives rounds to 1.0 (then 0x3f7fffff), of inf is NaN; frexp of denormals (normalised);
+    # class of every kind of value
+    "v_fract_f32 v1, v2\nv_fract_f32_e64 v3, -|v4|\nv_frexp_mant_f32 v0, v5\nv_frexp_exp_i32_f32 v6, v2\n"
+    "v_cmp_class_f32_e64 s0, v5, 0x3ff\n"
+    "v_cmp_class_f32_e64 s1, -v6, s2\nv_cmpx_class_f32_e32 0x2aa, v7",
+    # VOPD: Y reads X's destination (the old value: both halves read before either writes)
+    "v_dual_add_f32 v0, v1, v2 :: v_dual_mul_f32 v3, v0, v7\nv_dual_fmac_f32 v4, v5, v6 :: v_dual_max_f32 v5, v4, v3",
+    # signalling NaNs through min/max/med3 and NaN payload order through fma / fmamk
+    "v_max_f32 v1, v1, v2\nv_min_f32_e64 v3, v3, -v4\nv_med3_f32 v5, v5, v6, v7\nv_fma_f32 v0, v2, v4, v6\n"
+    "v_fmamk_f32 v2, v3, 0x7f800001, v5",
+]
+
+
+@pytest.mark.parametrize("body", FLOAT_EDGES)
+@pytest.mark.parametrize("mode", [0x0, 0xF0, 0x2F0])
+def test_float_edge_cases_match_the_numpy_tier(body, mode, native_runs):
+    for seed in range(4):
+        _differential(LOOP.format(body=body), seed, n=3, mode=mode, special=FLOAT_SPECIALS)
     assert native_runs
 
 
@@ -250,9 +437,14 @@ def _nested(arena):
     return arena.alloc(4 * n), (arena.alloc(4 * n, x),), n
 
 
+def _mandelbrot(arena):
+    width = 32
+    return arena.alloc(4 * width * width), (width, 64), width * width
+
+
 FIXTURE_CASES = [(obj, name, fn) for obj in ("diverge.hsaco", "diverge.w64.hsaco", "gfx1201/diverge.hsaco",
                                              "gfx1201/diverge.w64.hsaco")
-                 for name, fn in (("collatz_steps", _collatz), ("nested_loops", _nested))]
+                 for name, fn in (("collatz_steps", _collatz), ("nested_loops", _nested), ("mandelbrot", _mandelbrot))]
 
 
 @pytest.mark.parametrize("obj,name,args_for", FIXTURE_CASES, ids=[f"{o}:{n}" for o, n, _ in FIXTURE_CASES])

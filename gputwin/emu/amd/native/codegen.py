@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputwin.emu.amd import valu
 from gputwin.emu.amd.scalar_ops import const_value
+from gputwin.emu.amd.valu.fp import Mode
 from gputwin.emu.amd.valu.operands import inline_const
 
-from . import ops
+from . import fops, ops
 
 NULL, VCC, EXEC, SCC, EXECZ, VCCZ = 124, 106, 126, 253, 252, 251
 
@@ -41,11 +43,16 @@ def branch_target(pc: int, inst) -> int:
 
 
 class _Builder:
-    def __init__(self, wave64: bool):
+    def __init__(self, wave64: bool, mode: int | None):
         self.wave64 = wave64
+        self.mode = None if mode is None else Mode.of(mode)     # the MODE float instructions compile for
         self.L = 64 if wave64 else 32
         self.V, self.W, self.M = f"<{self.L} x i32>", f"<{self.L} x i64>", f"<{self.L} x i1>"
+        self.F, self.D = f"<{self.L} x float>", f"<{self.L} x double>"
+        self.VT, self.FT, self.DT = f"v{self.L}i32", f"v{self.L}f32", f"v{self.L}f64"   # intrinsic suffixes
         self.lines: list[str] = []
+        self.decls: set[str] = set()
+        self.pending: list | None = None       # VOPD: VGPR writes held until both halves have read
         self.n = 0
         self.s_read: set[int] = {EXEC, EXEC + 1}
         self.s_written: set[int] = set()
@@ -62,9 +69,17 @@ class _Builder:
     def emit(self, text: str) -> None:
         self.lines.append(text)
 
+    def call(self, ret: str, fn: str, *args: tuple[str, str]) -> str:
+        """Call intrinsic `fn` on (type, value) arguments (declared once in the module)."""
+        self.decls.add(f"declare {ret} @{fn}({', '.join(t for t, _ in args)})")
+        return self.op(f"call {ret} @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
+
     def splat(self, c: int, bits: int = 32) -> str:
         c &= (1 << bits) - 1
         return "<" + ", ".join([f"i{bits} {c}"] * self.L) + ">"
+
+    def splat_f64(self, x: float) -> str:
+        return "<" + ", ".join([f"double {x!r}"] * self.L) + ">"
 
     def vsplat(self, x: str, bits: int = 32) -> str:
         one = self.op(f"insertelement <1 x i{bits}> poison, i{bits} {x}, i64 0")
@@ -127,6 +142,9 @@ class _Builder:
 
     def vset(self, r: int, x: str) -> None:
         """Write lanes where EXEC is set."""
+        if self.pending is not None:
+            self.pending.append((r, x))
+            return
         new = self.op(f"select {self.M} {self.mask(EXEC)}, {self.V} {x}, {self.V} {self.vget(r)}")
         self.v_written.add(r)
         self.emit(f"  store {self.V} {new}, ptr %v{r}")
@@ -265,8 +283,10 @@ def _valu(b: _Builder, inst) -> None:
         b.vset(o["vdst"].index, r)
         _set_lane_result(b, mask_dst(inst), carry)
     elif name == "v_cndmask_b32":
-        x, y = vsrc(b, o["src0"], "f32"), vsrc(b, o["src1"], "f32")
+        x, y = table_sources(b, inst)
         b.vset(o["vdst"].index, b.op(f"select {b.M} {vmask_src(b, inst, 'src2')}, {b.V} {y}, {b.V} {x}"))
+    elif name in fops.OPS:
+        _float(b, inst)
     elif name == "v_mad_u64_u32":
         x, y, z = vsrc(b, o["src0"]), vsrc(b, o["src1"]), vsrc(b, o["src2"], "u64")
         p = b.op(f"mul {b.W} {b.op(f'zext {b.V} {x} to {b.W}')}, {b.op(f'zext {b.V} {y} to {b.W}')}")
@@ -284,6 +304,42 @@ def _valu(b: _Builder, inst) -> None:
         _set_lane_result(b, EXEC if to_exec else mask_dst(inst), res)
 
 
+def table_sources(b: _Builder, inst) -> list[str]:
+    """The sources of a VALU instruction as the numpy tier fetches them (valu._plan): roles (v_fmac's
+    addend is its destination, v_fmaak/v_fmamk's K), abs then neg on float sources, input flush."""
+    srcs = []
+    for role, typ, _hi, f, absv, negv in valu._plan(inst, valu.OPS[inst.op]):
+        x = fops.modifiers(b, vsrc(b, inst.operands[role], typ), absv, negv)
+        srcs.append(x if f is None else fops.flush_in(b, x))
+    return srcs
+
+
+def _float(b: _Builder, inst) -> None:
+    """An f32 instruction (fops.py), finished as valu.table.finish_float does: NaN results take the first
+    NaN f32 source's payload (Op.nan), then the output denormal flush."""
+    op, name = valu.OPS[inst.op], inst.op
+    srcs = table_sources(b, inst)
+    if name in fops.CMP:
+        _set_lane_result(b, EXEC if op.out == "exec" else mask_dst(inst), fops.compare(b, fops.CMP[name], *srcs))
+        return
+    res = fops.ARITH[name](b, *srcs)
+    if op.dst == "f32":
+        if op.nan:
+            res = fops.fix_nan(b, res, [x for x, t in zip(srcs, op.srcs) if t == "f32"])
+        res = fops.flush_out(b, res)
+    b.vset(inst.operands["vdst"].index, res)
+
+
+def _vopd(b: _Builder, inst) -> None:
+    """Both halves read their sources before either writes (valu/vopd.py)."""
+    b.pending = []
+    for half in inst.vopd:
+        _valu(b, half)
+    writes, b.pending = b.pending, None
+    for r, x in writes:
+        b.vset(r, x)
+
+
 def _branch_cond(b: _Builder, kind: str) -> str:
     if kind in ("scc0", "scc1"):
         c = b.scc()
@@ -292,9 +348,10 @@ def _branch_cond(b: _Builder, kind: str) -> str:
     return b.op(f"icmp {'ne' if kind.endswith('nz') else 'eq'} i{b.L} {word}, 0")
 
 
-def render(insts: dict, header: int, wave64: bool, name: str) -> tuple[str, Layout]:
-    """IR text of the region {pc: gfx11 Inst} entered at `header`, and its register layout."""
-    b = _Builder(wave64)
+def render(insts: dict, header: int, wave64: bool, name: str, mode: int | None = None) -> tuple[str, Layout]:
+    """IR text of the region {pc: gfx11 Inst} entered at `header`, and its register layout; `mode` is the
+    MODE its float instructions run under (None: it has none)."""
+    b = _Builder(wave64, mode)
     exits: set[int] = set()
 
     def goto(pc: int) -> str:
@@ -325,7 +382,9 @@ def render(insts: dict, header: int, wave64: bool, name: str) -> tuple[str, Layo
             continue
         if inst.op in ops.SALU_OPS:
             _salu(b, inst)
-        elif inst.op in ops.VALU_OPS:
+        elif inst.encoding == "VOPD":
+            _vopd(b, inst)
+        elif inst.op in ops.VALU_OPS or inst.op in fops.OPS:
             _valu(b, inst)
         b.emit(f"  br label {goto(nxt)}")
     for pc in sorted(exits):
@@ -373,5 +432,5 @@ def _function(b: _Builder, lay: Layout, header: int, name: str) -> str:
              "  %lo = load i64, ptr %lanes", "  %lp = getelementptr i64, ptr %lanebuf, i64 %w", "  store i64 %lo, ptr %lp",
              "  %w1 = add i64 %w, 1", "  br label %wloop", "done:", "  ret void", "}",
              "declare i32 @llvm.ctpop.i32(i32)", "declare i64 @llvm.ctpop.i64(i64)",
-             "declare i32 @llvm.umin.i32(i32, i32)", "declare i64 @llvm.umax.i64(i64, i64)"]
+             "declare i32 @llvm.umin.i32(i32, i32)", "declare i64 @llvm.umax.i64(i64, i64)", *sorted(b.decls)]
     return "\n".join(head + b.lines + tail) + "\n"

@@ -260,6 +260,13 @@ def _v_bfe_u32(b, x, y, z):
     return _lo(b, b.op(f"and {b.W} {b.op(f'lshr {b.W} {_wide(b, x)}, {off}')}, {mask}"))
 
 
+def _v_bfi_b32(b, x, y, z):
+    """Bits of y where x is set, of z elsewhere (LLVM's copysign shape)."""
+    keep = b.op(f"and {b.V} {x}, {y}")
+    other = b.op(f"and {b.V} {b.op(f'xor {b.V} {x}, {b.splat(0xFFFFFFFF)}')}, {z}")
+    return b.op(f"or {b.V} {keep}, {other}")
+
+
 def _chain(first, second):
     """Three-source ops as two IR steps: first(x, y) then second(that, z)."""
     def f(b, x, y, z):
@@ -292,6 +299,7 @@ VALU32 = {
     "v_lshl_add_u32": (3, lambda b, x, y, z: b.op(f"add {b.V} {_vshift('shl', 32)(b, y, x)}, {z}")),
     "v_lshl_or_b32": (3, lambda b, x, y, z: b.op(f"or {b.V} {_vshift('shl', 32)(b, y, x)}, {z}")),
     "v_bfe_u32": (3, _v_bfe_u32),
+    "v_bfi_b32": (3, _v_bfi_b32),
 }
 # 64-bit shifts: S0 a 32-bit count, S1 and the result 64-bit
 VALU64_SHIFT = {"v_lshlrev_b64": "shl", "v_lshrrev_b64": "lshr", "v_ashrrev_i64": "ashr"}

@@ -1,9 +1,10 @@
 """Which code the native tier may run: the instruction set S (ops.py) and the regions built from it.
 
 A region is every instruction in S reachable from a loop header through instructions in S; it must hold
-the loop's back-edge. Instructions outside S (memory, LDS, barriers, float math, anything with
-modifiers) are where waves leave it. Code in a region touches nothing but its own wave's registers, so
-running each wave through it on its own gives the same bits as the lock-step numpy tier.
+the loop's back-edge. Instructions outside S (memory, LDS, barriers, transcendentals, 16/64-bit float
+math, DPP, clamp/omod/op_sel, f32 math when MODE does not round to nearest even) are where waves leave
+it. Code in a region touches nothing but its own wave's registers, so running each wave through it on
+its own gives the same bits as the lock-step numpy tier.
 """
 from __future__ import annotations
 
@@ -12,17 +13,19 @@ from gputwin.emu.amd.scalar_ops import const_value
 from gputwin.emu.amd.valu.operands import inline_const
 from gputwin.errors import GpuFault
 
-from . import ops
+from . import fops, ops
 from .codegen import EXEC, NULL, SCC, EXECZ, VCCZ, branch_target
 
 MAX_REGION = 1024          # instructions: beyond this the loop is not the small hot kernel this is for
 _VALU_ENCODINGS = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD")
+_MODIFIED = fops.OPS | {"v_cndmask_b32"}     # abs/neg apply to their float sources (the others have none)
 _SCALAR_ENCODINGS = ("SOP1", "SOP2", "SOPC", "SOPK")
 _NOPS = ops.NOPS | gfx12.NOPS
 
 
-def as_native(inst, arch: str, wave64: bool):
-    """`inst` under its gfx11 name when the native tier runs it, else None."""
+def as_native(inst, arch: str, wave64: bool, floats: bool = False):
+    """`inst` under its gfx11 name when the native tier runs it, else None. `floats`: the f32
+    instructions of fops.py are in S (MODE rounds f32 to nearest even)."""
     if inst is None:
         return None
     if arch in gfx12.ARCHES:
@@ -40,8 +43,20 @@ def as_native(inst, arch: str, wave64: bool):
     if enc in _SCALAR_ENCODINGS:
         return inst if name in ops.SALU_OPS and _scalar_ok(inst) else None
     if enc in _VALU_ENCODINGS:
-        return inst if name in ops.VALU_OPS and _vector_ok(inst, wave64) else None
+        return inst if _valu_ok(inst, wave64, floats) else None
+    if enc == "VOPD":
+        return inst if all(_valu_ok(h, wave64, floats) for h in inst.vopd or ()) and inst.vopd else None
     return None
+
+
+def _valu_ok(inst, wave64: bool, floats: bool) -> bool:
+    name = inst.op
+    return (name in ops.VALU_OPS or floats and name in fops.OPS) and _vector_ok(inst, wave64)
+
+
+def uses_floats(insts: dict) -> bool:
+    """Does the region hold an f32 instruction (so it is compiled for one MODE)?"""
+    return any(h.op in fops.OPS for inst in insts.values() for h in (inst.vopd or (inst,)))
 
 
 def _source_ok(op) -> bool:
@@ -79,8 +94,9 @@ def _scalar_ok(inst) -> bool:
 
 
 def _vector_ok(inst, wave64: bool) -> bool:
-    if inst.dpp is not None or inst.clamp or inst.omod or inst.extra or any(inst.abs) or any(inst.neg) \
-            or any(inst.op_sel):
+    if inst.dpp is not None or inst.clamp or inst.omod or inst.extra or any(inst.op_sel):
+        return False
+    if (any(inst.abs) or any(inst.neg)) and inst.op not in _MODIFIED:
         return False
     for role, op in inst.operands.items():
         if role == "vdst":
@@ -106,9 +122,10 @@ def successors(pc: int, inst) -> list[int]:
     return [nxt]
 
 
-def find(program, header: int, back_edge: int) -> dict | None:
+def find(program, header: int, back_edge: int, floats: bool = False) -> dict | None:
     """The region {pc: gfx11 Inst} of the loop whose back-edge at `back_edge` jumps to `header`, or None
-    when the loop leaves S before its back-edge, is too big, or branches before the code."""
+    when the loop leaves S before its back-edge, is too big, or branches before the code. `floats` as
+    for as_native."""
     arch, wave64 = program.arch, program.wave64
     insts: dict = {}
     outside: set[int] = set()
@@ -119,7 +136,7 @@ def find(program, header: int, back_edge: int) -> dict | None:
             continue
         if pc < 0:
             return None
-        inst = as_native(program.step(pc)[2], arch, wave64)
+        inst = as_native(program.step(pc)[2], arch, wave64, floats)
         if inst is None:
             outside.add(pc)
             continue

@@ -22,7 +22,7 @@ import numpy as np
 from gputwin.emu.amd import cdna3
 from gputwin.emu.amd.salu import set_scc
 
-from . import codegen, ops, region
+from . import codegen, fops, ops, region
 
 HOT = 256                  # back-edge executions (per Program and branch) before a loop is compiled
 PER_CALL = 1 << 22         # wave-instructions one native call may run: the wall clock is read between calls
@@ -99,13 +99,14 @@ class Compiled:
         return count, exit_pc, int(lanes.sum())
 
 
-def compiled(insts: dict, header: int, wave64: bool) -> Compiled:
-    """The machine code for region `insts` entered at `header` (cached by its instructions)."""
-    key = (wave64, header, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
+def compiled(insts: dict, header: int, wave64: bool, mode: int | None = None) -> Compiled:
+    """The machine code for region `insts` entered at `header` (cached by its instructions and the MODE
+    bits its float instructions are compiled for, None when it has none)."""
+    key = (wave64, header, mode, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
     code = _COMPILED.get(key)
     if code is None:
         t = time.perf_counter()
-        ir, layout = codegen.render(insts, header, wave64, "region")
+        ir, layout = codegen.render(insts, header, wave64, "region", mode)
         code = _COMPILED[key] = Compiled(ir, layout)
         compile_seconds.append(time.perf_counter() - t)
         if len(_COMPILED) > MAX_CACHED:
@@ -134,18 +135,43 @@ class Loops:
             nonlocal hits
             hits += 1
             if hits >= HOT:
-                self._heat(pc, target, handler)
+                self._heat(pc, target, handler, g.mode)
             return handler(g)
         return counted
 
-    def _heat(self, pc: int, header: int, handler) -> None:
+    def _heat(self, pc: int, header: int, handler, mode_reg: int) -> None:
+        """Compile the loop `header`..`pc` (for the hot group's MODE register `mode_reg` when it holds f32
+        instructions) and install its entry at the header."""
         steps = self.program.steps
         steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
-        insts = region.find(self.program, header, pc)
+        insts = region.find(self.program, header, pc, fops.runs_under(mode_reg))
         if insts is None:
             return
+        floats = region.uses_floats(insts)
+        entry = self._entry(insts, header, mode_reg & fops.MODE_BITS if floats else None)
+        if entry is None:
+            return
+        st = self.program.step(header)
+        if not floats:
+            steps[header] = (lambda g: entry,) + st[1:]
+            return
+        # a float region is compiled per MODE (its flushing and IEEE rules are compile-time choices): a
+        # group under another MODE gets its own version, or the numpy tier when f32 does not round to
+        # nearest even there (or that compile failed)
+        plain, by_mode = st[0], {mode_reg & fops.MODE_BITS: entry}
+
+        def enter(g):
+            key = g.mode & fops.MODE_BITS
+            e = by_mode.get(key)
+            if e is None:
+                e = by_mode[key] = (self._entry(insts, header, key) if fops.runs_under(g.mode) else None) or False
+            return e or plain(g)
+        steps[header] = (enter,) + st[1:]
+
+    def _entry(self, insts: dict, header: int, fmode: int | None) -> Native | None:
+        """The Native control of region `insts` for MODE bits `fmode`, or None when compiling failed."""
         try:
-            code = compiled(insts, header, self.program.wave64)
+            return Native(compiled(insts, header, self.program.wave64, fmode))
         except Exception as e:  # noqa: BLE001 - a bug, but the numpy tier runs the same bits
             if mode() == "strict":
                 raise
@@ -154,7 +180,4 @@ class Loops:
             if msg not in _warned:
                 _warned.add(msg)
                 print(msg, file=sys.stderr)
-            return
-        entry = Native(code)
-        st = self.program.step(header)
-        steps[header] = (lambda g: entry,) + st[1:]
+            return None

@@ -137,9 +137,9 @@ def fma_f32_rne(a, b, c):
     suspect = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (np.abs(r) < np.float32(2.0 ** -125))
     if suspect.any():
         idx = np.nonzero(suspect)
-        with np.errstate(invalid="ignore"):      # signalling NaNs widen (quieted) without a warning
+        with np.errstate(invalid="ignore", over="ignore"):   # sNaNs widen (quieted); overflow rounds to inf
             xs, ys, zs = (np.broadcast_to(v, s.shape)[idx].astype(np.float64) for v in (fa, fb, fc))
-        r[idx] = fma_ro(xs, ys, zs).astype(np.float32)
+            r[idx] = fma_ro(xs, ys, zs).astype(np.float32)
     return r.view(np.uint32)
 
 
@@ -212,6 +212,8 @@ class Mode:
         lo = {"f32": True, "bf16": True, "f16": False, "f64": False}
         self._round = {n: (raw >> (0 if v else 2)) & 3 for n, v in lo.items()}
         self._denorm = {n: (raw >> (4 if v else 6)) & 3 for n, v in lo.items()}
+        self._keep_in = {n: bool(d & 1) for n, d in self._denorm.items()}
+        self._keep_out = {n: bool(d & 2) for n, d in self._denorm.items()}
 
     def round(self, f: Fmt) -> int:
         return self._round[f.name]
@@ -234,11 +236,17 @@ class Mode:
         """Denormal inputs and outputs of f both kept (no flushing either way)."""
         return self._denorm[f.name] == 3
 
+    def keeps_input_denormals(self, f: Fmt) -> bool:
+        return self._keep_in[f.name]
+
+    def keeps_output_denormals(self, f: Fmt) -> bool:
+        return self._keep_out[f.name]
+
     def flush_in(self, b, f: Fmt):
-        return b if self._denorm[f.name] & 1 else flush(b, f)
+        return b if self._keep_in[f.name] else flush(b, f)
 
     def flush_out(self, b, f: Fmt):
-        return b if self._denorm[f.name] & 2 else flush(b, f)
+        return b if self._keep_out[f.name] else flush(b, f)
 
     @staticmethod
     def of(raw: int) -> "Mode":
