@@ -14,10 +14,10 @@ from tests.emu.usb.helpers import number_buses, open_windows, ram_enclosure
 BAR0 = 0x8_0000_0000
 
 
-def make(powered=True, **kw):
+def make(powered=True, crs_timeout_s=0.02, **kw):
     enc, ep = ram_enclosure(powered=powered, **kw)
     backend = MockUsbBackend(enc)
-    proto = Asm2464Protocol(UsbTransport(find_bridges(backend)[0]), retry_delay_s=0, crs_timeout_s=0.02)
+    proto = Asm2464Protocol(UsbTransport(find_bridges(backend)[0]), retry_delay_s=0, crs_timeout_s=crs_timeout_s)
     if powered:
         number_buses(enc)
         open_windows(enc, bar0=BAR0)
@@ -68,9 +68,12 @@ def test_lost_completions_are_resent_a_bounded_number_of_times():
 
 
 def test_crs_is_retried_until_the_function_is_ready_or_the_deadline_passes():
-    proto, faults, _, _ = make()
+    # a generous deadline where the function becomes ready (three round trips must not race a loaded
+    # machine's scheduler), a short one where it never does
+    proto, faults, _, _ = make(crs_timeout_s=10.0)
     faults.tlp_completion(Completion.CRS, 3, kind="config")
     assert proto.config_read(4, 0, 0, 0) == 0xABCD1234 and proto.retries == 3
+    proto, faults, _, _ = make()
     faults.tlp_completion(Completion.CRS, 10 ** 4, kind="config")
     with pytest.raises(TlpError, match="completion CRS"):
         proto.config_read(4, 0, 0, 0)
