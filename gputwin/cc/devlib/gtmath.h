@@ -460,4 +460,48 @@ GT_MATH float gt_powf(float x, float y) { return (float)gt_pow_d(x, y); }
 GT_MATH float gt_pownf(float x, int n) { return (float)gt_pown_d(x, n); }
 GT_MATH float gt_powrf(float x, float y) { return (float)gt_powr_d(x, y); }
 GT_MATH float gt_rootnf(float x, int n) { return (float)gt_rootn_d(x, n); }
+/* ---- fmod, remainder, remquo: exact, by long division of the integer significands ----
+   |x| = mx 2^ex, |y| = my 2^ey with mx, my integers of `bits` bits (24 for float arguments, 53 for double):
+   mx 2^(ex - ey) mod my is found `64 - bits` bits of the exponent difference at a time in 64-bit integers
+   (r < my, so r shifted that far still fits), the quotient's low 32 bits kept for remquo. The remainder
+   r 2^ey is exact: x and y are multiples of the format's smallest subnormal, so x mod y is too. */
+GT_MATH double gt_fmod_core(double ax, double ay, int bits, gt_u32 *quo) {   /* ax, ay > 0 finite */
+  if (ax < ay) { *quo = 0; return ax; }
+  int ex = __builtin_amdgcn_frexp_exp(ax) - bits, ey = __builtin_amdgcn_frexp_exp(ay) - bits;
+  gt_u64 mx = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), bits);
+  gt_u64 my = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ay), bits);
+  gt_u64 r = mx % my;
+  gt_u64 q = mx / my;
+  for (int d = ex - ey; d > 0;) {       /* ax >= ay, both normalised to `bits` bits: ex >= ey */
+    int s = d < 64 - bits ? d : 64 - bits;
+    gt_u64 t = r << s;
+    q = q << s | t / my;
+    r = t % my;
+    d -= s;
+  }
+  *quo = (gt_u32)q;
+  return __builtin_ldexp((double)r, ey);
+}
+/* fmod (nearest false) or remainder (nearest true) of double x, y; *quo: the quotient's sign and low 7 bits */
+GT_MATH double gt_remquo_bits(double x, double y, int bits, bool nearest, int *quo) {
+  *quo = 0;
+  if (GT_ISNAN(x) || GT_ISNAN(y) || GT_ISINF(x) || y == 0.0) return GT_NAN;
+  if (GT_ISINF(y) || x == 0.0) return x;
+  double ay = __builtin_fabs(y);
+  gt_u32 q;
+  double r = gt_fmod_core(__builtin_fabs(x), ay, bits, &q);
+  if (nearest && (r > ay - r || (r == ay - r && (q & 1)))) {   /* ay - r is exact (Sterbenz) when it matters */
+    r -= ay;
+    q++;
+  }
+  int qs = (int)(q & 127);
+  *quo = __builtin_signbit(x) != __builtin_signbit(y) ? -qs : qs;
+  return __builtin_copysign(1.0, x) * r;   /* a zero remainder takes x's sign */
+}
+GT_MATH double gt_fmod(double x, double y) { int q; return gt_remquo_bits(x, y, 53, false, &q); }
+GT_MATH double gt_remainder(double x, double y) { int q; return gt_remquo_bits(x, y, 53, true, &q); }
+GT_MATH double gt_remquo(double x, double y, int *quo) { return gt_remquo_bits(x, y, 53, true, quo); }
+GT_MATH float gt_fmodf(float x, float y) { int q; return (float)gt_remquo_bits(x, y, 24, false, &q); }
+GT_MATH float gt_remainderf(float x, float y) { int q; return (float)gt_remquo_bits(x, y, 24, true, &q); }
+GT_MATH float gt_remquof(float x, float y, int *quo) { return (float)gt_remquo_bits(x, y, 24, true, quo); }
 #endif

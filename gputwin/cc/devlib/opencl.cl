@@ -215,6 +215,13 @@ GT_D2(pow, gt_pow_d) GT_D2(powr, gt_powr_d)
 #define GT_DI_N(name, N) double##N OVL name(double##N x, int##N n) { \
     double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name##_d(x[k], n[k]); return r; }
 GT_DI(pown) GT_DI(rootn)
+GT_F2(fmod) GT_F2(remainder) GT_D2(fmod, gt_fmod) GT_D2(remainder, gt_remainder)
+#define GT_REMQUO(T, I, f) \
+  T OVL remquo(T x, T y, int *q) { return f(x, y, q); } GT_REMQUO_N(T, I, f, 2) GT_REMQUO_N(T, I, f, 3) \
+  GT_REMQUO_N(T, I, f, 4) GT_REMQUO_N(T, I, f, 8) GT_REMQUO_N(T, I, f, 16)
+#define GT_REMQUO_N(T, I, f, N) T##N OVL remquo(T##N x, T##N y, I##N *q) { \
+    T##N r; I##N qq; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], y[k], &e); qq[k] = e; } *q = qq; return r; }
+GT_REMQUO(float, int, gt_remquof) GT_REMQUO(double, int, gt_remquo)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }
