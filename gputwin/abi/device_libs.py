@@ -22,10 +22,10 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
 # ... of which gputwin's library (gtmath.h) has the float forms (OpenCL's overloads, HIP's sinf ...)
 _GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
                  "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
-                 "erfc", "fmod", "remainder", "remquo"}
+                 "erfc", "fmod", "remainder", "remquo", "lgamma", "lgamma_r", "tgamma"}
 _GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
                   "hypot", "exp10", "cbrt", "sin", "cos", "tan", "sincos", "pow", "pown", "powr",
-                  "rootn", "fmod", "remainder", "remquo"}   # ... and the double forms of these
+                  "rootn", "fmod", "remainder", "remquo", "lgamma", "lgamma_r", "tgamma"}   # ... and the double forms of these
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 

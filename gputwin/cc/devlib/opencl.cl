@@ -222,6 +222,13 @@ GT_F2(fmod) GT_F2(remainder) GT_D2(fmod, gt_fmod) GT_D2(remainder, gt_remainder)
 #define GT_REMQUO_N(T, I, f, N) T##N OVL remquo(T##N x, T##N y, I##N *q) { \
     T##N r; I##N qq; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], y[k], &e); qq[k] = e; } *q = qq; return r; }
 GT_REMQUO(float, int, gt_remquof) GT_REMQUO(double, int, gt_remquo)
+GT_F1(lgamma) GT_F1(tgamma) GT_D1(lgamma) GT_D1(tgamma)
+#define GT_LGAMMA_R(T, f) \
+  T OVL lgamma_r(T x, int *s) { return f(x, s); } GT_LGAMMA_R_N(T, f, 2) GT_LGAMMA_R_N(T, f, 3) \
+  GT_LGAMMA_R_N(T, f, 4) GT_LGAMMA_R_N(T, f, 8) GT_LGAMMA_R_N(T, f, 16)
+#define GT_LGAMMA_R_N(T, f, N) T##N OVL lgamma_r(T##N x, int##N *s) { \
+    T##N r; int##N ss; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], &e); ss[k] = e; } *s = ss; return r; }
+GT_LGAMMA_R(float, gt_lgamma_rf) GT_LGAMMA_R(double, gt_lgamma_r)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }
