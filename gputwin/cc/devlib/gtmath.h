@@ -539,29 +539,42 @@ GT_MATH double gt_lgamma_stirling(double x, double *lo) {
   *lo = l2 - (r - s);
   return r;
 }
-/* log|Gamma(x)| for x > 0 finite as hi + *lo, and *div: Gamma(x) = e^(hi + lo) / *div (x < 10 shifted up
-   to x + k >= 10, *div the product x (x+1) ... (x+k-1)) */
-GT_MATH double gt_lgamma_pos(double x, double *lo, double *div) {
-  double d = 1.0;
-  for (; x < 10.0; x += 1.0) d *= x;
-  *div = d;
-  return gt_lgamma_stirling(x, lo);
+/* log Gamma(x) for x > 0 finite as hi + *lo, and the divisor Gamma(x) = e^(hi + lo) / (*d + *d_lo): below
+   10, x is shifted up to y = x + k >= 10 and *d = x (x+1) ... (x+k-1). y and the factors are kept exactly
+   as double-doubles (their rounding errors would cost ~10 ulp: d lgamma / dy = psi(y) ~ log y); the low
+   part of y enters through psi(y) ~ log y - 1/(2y) */
+GT_MATH double gt_lgamma_pos(double x, double *lo, double *d, double *d_lo) {
+  double y = x, y_lo = 0.0, p = 1.0, p_lo = 0.0;
+  for (double k = 0.0; y < 10.0; k += 1.0) {
+    double np = p * y;
+    p_lo = __builtin_fma(p, y, -np) + (p_lo * y + p * y_lo);
+    p = np;
+    y = gt_two_sum(x, k + 1.0, &y_lo);
+  }
+  *d = p;
+  *d_lo = p_lo;
+  double l = gt_lgamma_stirling(y, lo);
+  *lo += y_lo * (gt_log(y) - 0.5 / y);
+  return l;
 }
-/* lgamma and its sign (OpenCL's lgamma_r); Gamma(x) Gamma(-x) = -pi / (x sin(pi x)) for x < 0 */
+/* lgamma and its sign (OpenCL's lgamma_r); for x < 0, Gamma(x) Gamma(-x) = -pi / (x sin(pi x)) */
 GT_MATH double gt_lgamma_r(double x, int *sign) {
   *sign = 1;
   if (GT_ISNAN(x)) { *sign = 0; return x; }
   if (GT_ISINF(x)) { *sign = x > 0 ? 1 : 0; return GT_INF; }
   if (x == 0.0) { *sign = __builtin_signbit(x) ? -1 : 1; return GT_INF; }
   if (x == 1.0 || x == 2.0) return 0.0;
-  double lo, div, a = __builtin_fabs(x);
-  double l = gt_lgamma_pos(a, &lo, &div);          /* below 10: the log of Gamma (cancels less) */
-  double r = a < 1e-300 ? -gt_log(a) : div == 1.0 ? l + lo : gt_log(gt_exp_hl(l, lo) / div);
+  double lo, d, d_lo, a = __builtin_fabs(x), r;
+  if (a < 1e-300) r = -gt_log(a);                  /* Gamma(x) = 1/x - Euler's gamma + O(x) */
+  else {
+    double l = gt_lgamma_pos(a, &lo, &d, &d_lo);   /* below 10: the log of Gamma (cancels less) */
+    r = d == 1.0 ? l + lo : gt_log(gt_exp_hl(l, lo) / d * (1.0 - d_lo / d));
+  }
   if (x > 0.0) return r;
   double sp = gt_sinpi(x);
   if (sp == 0.0) { *sign = 0; return GT_INF; }          /* a non-positive integer: a pole */
   *sign = sp < 0.0 ? -1 : 1;                            /* the sign of -1 / (x sin(pi x)) with x < 0 */
-  return GT_LOG_PI - gt_log(__builtin_fabs(x * sp)) - r;
+  return a < 1e-300 ? r : GT_LOG_PI - gt_log(a) - gt_log(__builtin_fabs(sp)) - r;
 }
 GT_MATH double gt_lgamma(double x) { int s; return gt_lgamma_r(x, &s); }
 GT_MATH double gt_tgamma(double x) {
@@ -569,15 +582,14 @@ GT_MATH double gt_tgamma(double x) {
   if (x == 0.0) return __builtin_copysign(GT_INF, x);
   if (x == -GT_INF || (x < 0.0 && __builtin_rint(x) == x)) return GT_NAN;
   if (x > 172.0) return GT_INF;
-  double lo, div, a = __builtin_fabs(x);
-  if (x > 0.0) {
-    double l = gt_lgamma_pos(a, &lo, &div);
-    return x < 1e-300 ? 1.0 / x : gt_exp_hl(l, lo) / div;   /* 1/x: div underflows the quotient's scale */
-  }
-  double sp = gt_sinpi(x);
-  if (a < 171.6) {                                       /* Gamma(x) = -pi / (x sin(pi x) Gamma(-x)) */
-    double l = gt_lgamma_pos(a, &lo, &div);
-    return -GT_PI / (x * sp) / (gt_exp_hl(l, lo) / div);
+  double lo, d, d_lo, a = __builtin_fabs(x);
+  if (a < 1e-300) return 1.0 / x;
+  if (x > 0.0 || a < 171.6) {
+    double l = gt_lgamma_pos(a, &lo, &d, &d_lo), e = gt_exp_hl(l, lo);
+    if (x > 0.0) return e / d * (1.0 - d_lo / d);
+    /* Gamma(x) = pi (d/a) / (sin(pi x) e): d's first factor is a; ordered so that nothing underflows early */
+    double sp = gt_sinpi(x);
+    return d == 1.0 ? GT_PI / (sp * e) / a : GT_PI * (d / a) * (1.0 + d_lo / d) / (sp * e);
   }
   int s;                                                 /* |Gamma(x)| subnormal: from lgamma */
   double l = gt_lgamma_r(x, &s);

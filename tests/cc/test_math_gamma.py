@@ -1,0 +1,143 @@
+"""lgamma, lgamma_r and tgamma of gputwin's device library (gtmath.h), float and double, through `gputwin cc`
+on the emulator: against 50-digit references (Stirling's series in Python's decimal, shifted up to x >= 50,
+the reflection formula below 0), and exactly the special values of OpenCL C 3.0 section 7.5.1 / C99 F.9.5."""
+import math
+from decimal import Decimal, localcontext
+
+import numpy as np
+import pytest
+
+from gputwin import cc
+from tests.cc.conftest import float_ulps
+from tests.cc.test_math import double_ulps
+
+N = 512
+LANES = 64
+# Bernoulli numbers' Stirling terms B_2k / (2k (2k-1)), k = 1..12
+_STIRLING = [(1, 12), (-1, 360), (1, 1260), (-1, 1680), (1, 1188), (-691, 360360), (1, 156), (-3617, 122400),
+             (43867, 244188), (-174611, 125400), (77683, 5796), (-236364091, 1506960)]
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+
+
+def _sin_pi(x: Decimal) -> Decimal:
+    n = x.to_integral_value()
+    r, term, total = _PI * (x - n), None, Decimal(0)
+    term = r
+    for k in range(1, 60, 2):
+        total += term
+        term *= -r * r / ((k + 1) * (k + 2))
+    return -total if n % 2 else total
+
+
+def _lgamma(d: Decimal) -> tuple[Decimal, int]:
+    """log|Gamma(d)| and Gamma's sign; d not a pole, the context's precision set by the caller."""
+    if d < 0:
+        s = _sin_pi(d)
+        lg, _ = _lgamma(-d)
+        return _PI.ln() - abs(d * s).ln() - lg, (1 if s > 0 else -1)
+    y, prod = d, Decimal(1)
+    while y < 50:
+        prod *= y
+        y += 1
+    t = (y - Decimal("0.5")) * y.ln() - y + (2 * _PI).ln() / 2
+    t += sum(Decimal(a) / b / y ** (2 * k + 1) for k, (a, b) in enumerate(_STIRLING))
+    return t - prod.ln(), 1
+
+
+def gamma_refs(xs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lgamma, Gamma's sign and tgamma of each x to 50 digits, rounded to float64 (poles, infinities, NaN:
+    the special-value table's results)."""
+    lg, sign, tg = [], [], []
+    with localcontext() as ctx:
+        ctx.prec = 50
+        for x in np.asarray(xs, np.float64).tolist():
+            if math.isnan(x) or math.isinf(x) or (x <= 0 and x == int(x)):
+                pole = not math.isnan(x)
+                lg.append(math.inf if pole else math.nan)
+                sign.append((-1 if math.copysign(1, x) < 0 else 1) if x == 0 else int(x == math.inf))
+                tg.append(math.copysign(math.inf, x) if x == 0 or x == math.inf else math.nan)
+                continue
+            v, s = _lgamma(Decimal(x)) if x not in (1.0, 2.0) else (Decimal(0), 1)   # exactly 0 there
+            lg.append(float(v))
+            sign.append(s)
+            tg.append(s * (math.inf if v > 1000 else 0.0 if v < -1000 else float(v.exp())))
+    return np.array(lg), np.array(sign, np.int32), np.array(tg)
+
+
+KERNEL = """
+__kernel void f(__global T *o, __global int *sign, __global const T *x) {
+  for (size_t e = get_global_id(0); e < N; e += LANES) {
+    int s;
+    o[e] = lgamma(x[e]);
+    o[N + e] = tgamma(x[e]);
+    o[2 * N + e] = lgamma_r(x[e], &s);
+    sign[e] = s;
+  }
+  for (size_t e = get_global_id(0); e < N / 4; e += LANES) {   /* the vector overloads */
+    int4 s4;
+    vstore4(lgamma_r(vload4(e, x), &s4), e, o + 3 * N);
+    vstore4(s4, e, sign + N);
+    vstore4(tgamma(vload4(e, x)), e, o + 4 * N);
+  }
+}
+"""
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 2.0, -1.0, -2.0, -3.0, -1e30, 3.0, 0.5, -0.5, 1e-30, -1e-30]
+
+
+def _run(dev, arch, x):
+    t = "float" if x.dtype == np.float32 else "double"
+    src = f"#define T {t}\n#define N {N}\n#define LANES {LANES}\n" + KERNEL
+    bo, bs, bx = dev.alloc(5 * x.nbytes), dev.alloc(2 * N * 4), dev.alloc(x.nbytes)
+    dev.copyin(bx, x)
+    dev.load(cc.compile_source(src, "opencl", arch), "f")(bo, bs, bx, grid=1, block=LANES)
+    got, sign = np.empty((5, N), x.dtype), np.empty((2, N), np.int32)
+    dev.copyout(got, bo)
+    dev.copyout(sign, bs)
+    dev.synchronize()
+    return got, sign
+
+
+def _inputs(rng, dtype, hi):
+    """Special values, (0, 3] and (-hi, hi) densely, random bit patterns."""
+    q = (N - len(SPECIAL)) // 4
+    ubits = np.uint32 if dtype == np.float32 else np.uint64
+    bits = rng.integers(0, np.iinfo(ubits).max, N, dtype=ubits).view(dtype)
+    with np.errstate(over="ignore"):
+        parts = [np.array(SPECIAL, dtype), rng.uniform(0, 3, q), np.linspace(-hi, hi, q), rng.uniform(-hi, hi, q),
+                 bits]
+        return np.concatenate(parts).astype(dtype)[:N]
+
+
+def _check_signs_and_specials(x, got, sign, want_sign):
+    pole = np.isinf(got[0]) | np.isnan(got[0])
+    assert np.array_equal(sign[0], want_sign) and np.array_equal(sign[1][:N // 4], want_sign[:N // 4])
+    assert np.array_equal(got[0].view(np.uint8), got[2].view(np.uint8))            # lgamma_r is lgamma
+    assert np.array_equal(got[3][:N // 4].view(np.uint8), got[0][:N // 4].view(np.uint8))    # vectors elementwise
+    assert np.array_equal(got[4][:N // 4].view(np.uint8), got[1][:N // 4].view(np.uint8))
+    assert pole.sum() > 0
+
+
+@pytest.mark.parametrize("arch", ["gfx1100"])
+def test_float_gamma_functions(toolchain, devices, rng, arch):
+    x = _inputs(rng, np.float32, 45)
+    got, sign = _run(devices(arch), arch, x)
+    lg, want_sign, tg = gamma_refs(x)
+    _check_signs_and_specials(x, got, sign, want_sign)
+    with np.errstate(all="ignore"):
+        u_lg, u_tg = float_ulps(got[0], lg), float_ulps(got[1], tg)
+    print(f"max ulp: lgamma {u_lg.max():.2f}, tgamma {u_tg.max():.2f}")
+    assert u_tg.max() <= 1, f"tgamma at {x[np.argmax(u_tg)]!r}: {u_tg.max()} ulp (OpenCL: 16)"
+    assert u_lg.max() <= 1, f"lgamma at {x[np.argmax(u_lg)]!r}: {u_lg.max()} ulp"
+
+
+@pytest.mark.parametrize("arch", ["gfx1100"])
+def test_double_gamma_functions(toolchain, devices, rng, arch):
+    x = _inputs(rng, np.float64, 180)
+    got, sign = _run(devices(arch), arch, x)
+    lg, want_sign, tg = gamma_refs(x)
+    _check_signs_and_specials(x, got, sign, want_sign)
+    with np.errstate(all="ignore"):
+        u_lg, u_tg = double_ulps(got[0], lg), double_ulps(got[1], tg)
+    print(f"max ulp: lgamma {u_lg.max():.2f}, tgamma {u_tg.max():.2f}")
+    assert u_tg.max() <= 16, f"tgamma at {x[np.argmax(u_tg)]!r}: {u_tg.max()} ulp (OpenCL: 16)"
+    assert u_lg.max() <= 1e9, f"lgamma at {x[np.argmax(u_lg)]!r}: {u_lg.max()} ulp"
