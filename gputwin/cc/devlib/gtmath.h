@@ -557,6 +557,22 @@ GT_MATH double gt_lgamma_pos(double x, double *lo, double *d, double *d_lo) {
   *lo += y_lo * (gt_log(y) - 0.5 / y);
   return l;
 }
+/* lgamma(2 + e) = (1 - Euler's gamma) e + sum_k>=2 (-1)^k (zeta(k) - 1) / k e^k, k <= 30: |e| <= 1/2 to
+   2^-60 (zeta(k) - 1 ~ 2^-k; zeta by Euler-Maclaurin in 50-digit decimals); lgamma's zeros at 1 and 2 keep
+   full relative precision, where e^(lgamma) shifted would lose it all */
+GT_TABLE gt_lgamma2_taylor[] = {
+  3.1044247747322276e-11, -6.4229645638381e-11, 1.330476437424449e-10, -2.7595228851242334e-10,
+  5.731367241678862e-10, -1.1921401405860912e-09, 2.4836745438024785e-09, -5.183475041970047e-09,
+  1.0838659214896955e-08, -2.2711094608943164e-08, 4.7698101693639804e-08, -1.0043224823968099e-07,
+  2.1207184805554665e-07, -4.492469198764566e-07, 9.55141213040742e-07, -2.039215753801366e-06,
+  4.374866789907488e-06, -9.439488275268397e-06, 2.050721277567069e-05, -4.492623673813314e-05,
+  9.945751278180853e-05, -0.00022315475845357939, 0.0005096695247430425, -0.001192753911703261,
+  0.0028905103307415234, -0.007385551028673986, 0.020580808427784546, -0.0673523010531981, 0.3224670334241132};
+GT_MATH double gt_lgamma_near12(double x) {   /* 0.5 <= x <= 2.5: lgamma(x) = lgamma(x + 1) - log x below 1.5 */
+  double e = x < 1.5 ? x - 1.0 : x - 2.0;     /* exact */
+  double p = e * __builtin_fma(e, gt_horner(e, gt_lgamma2_taylor, 29), 0.42278433509846713);
+  return x < 1.5 ? p - gt_log1p(e) : p;
+}
 /* lgamma and its sign (OpenCL's lgamma_r); for x < 0, Gamma(x) Gamma(-x) = -pi / (x sin(pi x)) */
 GT_MATH double gt_lgamma_r(double x, int *sign) {
   *sign = 1;
@@ -566,6 +582,7 @@ GT_MATH double gt_lgamma_r(double x, int *sign) {
   if (x == 1.0 || x == 2.0) return 0.0;
   double lo, d, d_lo, a = __builtin_fabs(x), r;
   if (a < 1e-300) r = -gt_log(a);                  /* Gamma(x) = 1/x - Euler's gamma + O(x) */
+  else if (a >= 0.5 && a <= 2.5) r = gt_lgamma_near12(a);
   else {
     double l = gt_lgamma_pos(a, &lo, &d, &d_lo);   /* below 10: the log of Gamma (cancels less) */
     r = d == 1.0 ? l + lo : gt_log(gt_exp_hl(l, lo) / d * (1.0 - d_lo / d));
