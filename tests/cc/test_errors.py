@@ -107,7 +107,9 @@ def test_hip_kernels_get_their_parameter_types(toolchain):
                                           ("_Z4powrff", "gputwin's device library"), ("_Z3erfd", "float only"),
                                           ("_Z3sinDv4_f", "gputwin's device library"), ("erfc(double)", "float only"), ("pow(double, double)", "gputwin's device library"),
                                           ("_Z5atan2dd", "gputwin's device library"), ("sinh", "gputwin's device library"),
-                                          ("_Z6tgammaf", "ocml"), ("erfcf", "gputwin's device library"),
+                                          ("_Z9nextafterff", "ocml"), ("_Z6tgammaf", "gputwin's device library"),
+                                          ("_Z4fmoddd", "gputwin's device library"), ("remquof", "gputwin's device library"),
+                                          ("lgamma(double)", "gputwin's device library"), ("erfcf", "gputwin's device library"),
                                           ("erfc", "float only"), ("mine", "define it in the kernel's source")])
 def test_providers(symbol, says):
     assert says in provider(symbol)

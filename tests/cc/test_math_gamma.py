@@ -10,6 +10,7 @@ import pytest
 from gputwin import cc
 from tests.cc.conftest import float_ulps
 from tests.cc.test_math import double_ulps
+from tests.cc.test_math_rem import _reference as _remainder_ref
 
 N = 512
 LANES = 64
@@ -156,3 +157,47 @@ def test_double_gamma_functions(toolchain, devices, rng, arch):
         err = np.where(np.isfinite(lg), np.abs(got[0] - lg) / np.maximum(1.0, np.abs(lg)), 0.0)
     print(f"lgamma's largest error relative to max(1, |lgamma|): {err.max():.3g}")
     assert err.max() <= 2.0 ** -50
+
+
+HIP_KERNEL = r"""
+#include <hip/hip_runtime.h>
+__global__ void f(float *o, double *d, int *q, const float *x, const float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float a = x[i], b = y[i];
+  double da = a, db = b;
+  o[i] = fmodf(a, b); o[n + i] = remainderf(a, b); o[2 * n + i] = remquof(a, b, &q[i]);
+  o[3 * n + i] = lgammaf(a); o[4 * n + i] = tgammaf(a);
+  d[i] = fmod(da, db); d[n + i] = remainder(da, db); d[2 * n + i] = remquo(da, db, &q[n + i]);
+  d[3 * n + i] = lgamma(da); d[4 * n + i] = tgamma(da);
+}
+"""
+
+
+def test_hip_names_reach_the_same_functions(toolchain, devices, rng):
+    n = 128
+    x = np.concatenate([[1.0, 2.0, -0.0, 5.5, -3.0], rng.uniform(-30, 30, n - 5)]).astype(np.float32)
+    y = np.concatenate([[0.0, 3.0, 1.0, 2.0, np.inf], rng.uniform(-5, 5, n - 5)]).astype(np.float32)
+    dev = devices("gfx1100")
+    bo, bd, bq, bx, by = dev.alloc(20 * n), dev.alloc(40 * n), dev.alloc(8 * n), dev.alloc(4 * n), dev.alloc(4 * n)
+    dev.copyin(bx, x)
+    dev.copyin(by, y)
+    dev.load(cc.compile_source(HIP_KERNEL, "hip", "gfx1100"), "f")(bo, bd, bq, bx, by, n, grid=n // 64, block=64)
+    got, gotd, quo = np.empty((5, n), np.float32), np.empty((5, n)), np.empty((2, n), np.int32)
+    for buf, arr in ((bo, got), (bd, gotd), (bq, quo)):
+        dev.copyout(arr, buf)
+    dev.synchronize()
+    lg, _, tg = gamma_refs(x)
+    refs = [[_remainder_ref(a, b, nearest) for a, b in zip(x.tolist(), y.tolist())] for nearest in (False, True)]
+    want = np.array([[r for r, _ in refs[0]], [r for r, _ in refs[1]], [r for r, _ in refs[1]]])
+    want_q = np.array([q if q is not None else 0 for _, q in refs[1]])
+    for res, dtype in ((got, np.float32), (gotd, np.float64)):   # the float arguments are exact in double
+        w = want.astype(dtype)
+        assert np.array_equal(res[:3].view(np.uint8), w.view(np.uint8)) or \
+            np.all((res[:3] == w) & (np.signbit(res[:3]) == np.signbit(w)) | (np.isnan(res[:3]) & np.isnan(w)))
+        assert np.array_equal(quo[0][1:], want_q[1:]) and np.array_equal(quo[1][1:], want_q[1:])
+    with np.errstate(all="ignore"):
+        assert float_ulps(got[3], lg).max() <= 0.5 and float_ulps(got[4], tg).max() <= 0.5
+        u = double_ulps(gotd[3], lg.astype(np.longdouble)); u[x < 0] = 0
+        assert u.max() <= 4, (x[np.argmax(u)], u.max())   # x < 0: tested above
+        assert double_ulps(gotd[4], tg.astype(np.longdouble)).max() <= 4

@@ -34,6 +34,10 @@
 #define GT_TABLE_PTR const double *
 #endif
 
+/* at the top of a function whose double-double steps need each product rounded where written: HIP's
+   default -ffp-contract=fast-honor-pragmas would fuse a * b into a later statement's + c (OpenCL's default
+   fuses only within one expression, which this restores) */
+#define GT_SEPARATE_ROUNDING _Pragma("clang fp contract(on)")
 #define GT_INF __builtin_inf()
 #define GT_NAN __builtin_nan("")
 #define GT_ISNAN(x) __builtin_isnan(x)
@@ -69,6 +73,7 @@ GT_MATH double gt_exp_hl(double x, double lo) {   /* e^(x + lo), |lo| below an u
 }
 GT_MATH double gt_exp(double x) { return gt_exp_hl(x, 0.0); }
 GT_MATH double gt_exp10(double x) {   /* e^(x ln 10), the product kept to twice double's precision */
+  GT_SEPARATE_ROUNDING
   double hi = x * GT_LN10_HI;
   return gt_exp_hl(hi, __builtin_fma(x, GT_LN10_HI, -hi) + x * GT_LN10_LO);
 }
@@ -142,6 +147,7 @@ GT_MATH gt_u64 gt_bits64(const gt_u32 *l, int pos) {
    x within 2^-61 of a multiple of pi/2 (the closest a double gets) keeps 70+ bits of f; the bits around
    the binary point are the quadrant and 128 bits of f */
 GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
+  GT_SEPARATE_ROUNDING
   double ax = __builtin_fabs(x);
   int e = __builtin_amdgcn_frexp_exp(ax) - 53;
   gt_u64 m = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 53);
@@ -393,11 +399,13 @@ GT_TABLE gt_log_c_lo[] = {
   5.422955873465247e-17, 9.346960920120906e-19, -4.306892322029408e-17, -7.603333785634003e-18,
   2.823733943928343e-17, -2.0978183882652005e-18, 4.893484946270261e-17, 2.3190468138462996e-17};
 GT_MATH double gt_two_sum(double a, double b, double *err) {
+  GT_SEPARATE_ROUNDING
   double s = a + b, bb = s - a;
   *err = (a - (s - bb)) + (b - bb);
   return s;
 }
 GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
+  GT_SEPARATE_ROUNDING
   double m = 2.0 * __builtin_amdgcn_frexp_mant(x);
   int e = __builtin_amdgcn_frexp_exp(x) - 1, k = (int)__builtin_rint((m - 1.0) * 64.0);
   double c = 1.0 + k * 0.015625, u = m - c, d_lo, d = gt_two_sum(m, c, &d_lo);   /* m - c is exact */
@@ -415,6 +423,7 @@ GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
 }
 /* x^y = e^(y log x) for x > 0 finite, y finite: the product kept to twice double's precision */
 GT_MATH double gt_exp_ylogx(double x, double y) {
+  GT_SEPARATE_ROUNDING
   double l_lo, l = gt_log_dd(x, &l_lo), z = y * l;
   return gt_exp_hl(z, __builtin_fma(y, l, -z) + y * l_lo);
 }
@@ -509,6 +518,7 @@ GT_MATH float gt_remquof(float x, float y, int *quo) { return (float)gt_remquo_b
 /* sin(pi x) for finite x: |x| = k/2 + r (k = rint(2|x|), |r| <= 1/4 exact), pi r as a double-double,
    sin or cos of it by the quadrant k mod 4; integers give +0 (times x's sign) */
 GT_MATH double gt_sinpi(double x) {
+  GT_SEPARATE_ROUNDING
   double a = __builtin_fabs(x);
   if (a >= 0x1p52) return __builtin_copysign(0.0, x);
   double k = __builtin_rint(2.0 * a), r = a - 0.5 * k;
@@ -525,6 +535,7 @@ GT_MATH double gt_sinpi(double x) {
    + sum B_2k / (2k (2k-1) x^(2k-1)), k <= 10 (the omitted terms are under 2^-60 of the result); log x as a
    double-double (gt_log_dd) so that e^(hi + lo) (tgamma) keeps double's precision */
 GT_MATH double gt_lgamma_stirling(double x, double *lo) {
+  GT_SEPARATE_ROUNDING
   double t = 1.0 / x, t2 = t * t, p = -174611.0 / 125400.0;
   p = __builtin_fma(p, t2, 43867.0 / 244188.0); p = __builtin_fma(p, t2, -3617.0 / 122400.0);
   p = __builtin_fma(p, t2, 1.0 / 156.0); p = __builtin_fma(p, t2, -691.0 / 360360.0);
@@ -544,6 +555,7 @@ GT_MATH double gt_lgamma_stirling(double x, double *lo) {
    as double-doubles (their rounding errors would cost ~10 ulp: d lgamma / dy = psi(y) ~ log y); the low
    part of y enters through psi(y) ~ log y - 1/(2y) */
 GT_MATH double gt_lgamma_pos(double x, double *lo, double *d, double *d_lo) {
+  GT_SEPARATE_ROUNDING
   double y = x, y_lo = 0.0, p = 1.0, p_lo = 0.0;
   for (double k = 0.0; y < 10.0; k += 1.0) {
     double np = p * y;
