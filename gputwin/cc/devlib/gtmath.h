@@ -3,9 +3,9 @@
 
    Everything computes in double. The float functions round a double result once: double's 53 bits leave
    it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
-   y*log(x) and the like from overflowing for any float input. Where the double computation is itself
-   within OpenCL's double bounds (all but erf/erfc: docs/cc.md has the measured errors) it is
-   the double form too; only erf and erfc are float only. The building blocks:
+   y*log(x) and the like from overflowing for any float input. The double computation is itself within
+   OpenCL's double bounds (docs/cc.md has the measured errors), so it is the double form too. The building
+   blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
    - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
      its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
@@ -19,7 +19,11 @@
      atan2 through it;
    - pow/pown/powr/rootn: e^(y log|x|) with log x as a double-double (a log(1 + k/64) table and a short
      atanh series) and y log x kept to twice double's precision into exp;
-   - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
+   - erf: its Taylor series below 0.75, erfc above as e^-x^2 (x^2 split exactly) times erfcx: Taylor
+     series around centres 1/4 apart below 3.25, its continued fraction above;
+   - lgamma/tgamma: Stirling's series from 10 on (smaller x shifted up, the shift kept as double-doubles),
+     lgamma's Taylor series at 2 for x in [0.5, 2.5], the reflection formula through sinpi below 0;
+   - fmod/remainder/remquo: exact long division of the integer significands.
    Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
 #ifndef GPUTWIN_GTMATH_H
 #define GPUTWIN_GTMATH_H
@@ -249,8 +253,8 @@ GT_MATH double gt_atan2(double y, double x) {
   return __builtin_copysign(xneg ? GT_PI - t : t, y);
 }
 
-/* ---- erf, erfc (for float arguments) ---- */
-/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)), n <= 28: |x| <= 2 to 1e-15 */
+/* ---- erf, erfc ---- */
+/* erf's series' coefficients (-1)^n / (n! (2n+1)), n = 28 down to 0 */
 GT_TABLE gt_erf_taylor[] = {
   5.754191643982172e-32, -1.669761793417372e-30, 4.6784835155184856e-29, -1.2641078988989164e-27,
   3.289260349175752e-26, -8.230149299214221e-25, 1.977064753877905e-23, -4.5518467589282e-22,
@@ -259,32 +263,57 @@ GT_TABLE gt_erf_taylor[] = {
   8.35070279514724e-11, -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
   1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684, -0.0007575757575757576,
   0.004629629629629629, -0.023809523809523808, 0.1, -0.3333333333333333, 1.0};
-/* x e^(x^2) sqrt(pi) erfc(x) = g(1/x - 0.3): least-squares fit of degree 14 on [2, 10.1] (Chebyshev nodes;
-   reference: the continued fraction x / (x + (1/2) / (x + 1 / (x + ...))) to 3000 terms, 60 digits);
-   relative error under 5e-14 */
-GT_TABLE gt_erfc_fit[] = {
-  7.528387023334148, -9.259027669028766, 3.645271501187936, 0.959973823246067, -2.231388143956094,
-  1.5166381890251186, -0.3175522135821449, -0.47125688555574535, 0.6048741783516403, -0.2808553406437302,
-  -0.14453378785262194, 0.3687988068243066, -0.24031613356017387, -0.23857408591261137, 0.9600198566122948};
+/* erfcx(x) = e^(x^2) erfc(x) on [0.75, 3.25): its Taylor series to h^14 around c = 0.875 + j/4 (|h| <= 1/8),
+   one row of 15 coefficients (highest first) per j; the rows from erfcx(c) (erf's series in 90-digit
+   decimals) by the recurrence a_(n+1) = (2c a_n + 2 a_(n-1)) / (n+1) of erfcx' = 2x erfcx - 2/sqrt(pi);
+   the omitted terms are under 2^-62 of the sum */
+GT_TABLE gt_erfcx_taylor[] = {
+  2.5412158137965964e-06, -8.064406706870489e-06, 2.4844866565087853e-05, -7.415790183911005e-05, 0.0002139573634997484, -0.0005950811531773852, 0.001590482826528954, -0.0040695376625110675, 0.009922776760813, -0.022925811484500114, 0.0498284153313766, -0.1009143921262048, 0.1879569237731824, -0.3158338964908418, 0.464311583202669,
+  8.259001749102559e-07, -2.74459263101956e-06, 8.868967934268797e-06, -2.7817441027679537e-05, 8.450842876175226e-05, -0.0002480679080092087, 0.0007016185403191211, -0.0019056264439004506, 0.004950303910664491, -0.01223878445314913, 0.028619544241786244, -0.06279394840488235, 0.12788228043906513, -0.2380584881012718, 0.3956980795529959,
+  2.818449776355422e-07, -9.803096399829424e-07, 3.320840598425341e-06, -1.0938168482723969e-05, 3.496502525429751e-05, -0.0001082368363796409, 0.00032365077629349377, -0.000932085581111938, 0.00257622077920289, -0.006804603105295757, 0.017084991607390333, -0.0405033712234011, 0.08986211864695719, -0.18431546997466777, 0.3432958898621254,
+  1.0072845607001184e-07, -3.6648743035534286e-07, 1.3006412668175152e-06, -4.495710355888191e-06, 1.5109376929223401e-05, -4.9279144467373076e-05, 0.00015562549440559825, -0.000474647578512276, 0.0013938042927048415, -0.003926198500438334, 0.010561485441326816, -0.02697791009325191, 0.06496207478418799, -0.14603023666418335, 0.30226120936348594,
+  3.7605908027333326e-08, -1.43034329030162e-07, 5.314307231228871e-07, -1.9261557445514666e-06, 6.800126359771322e-06, -2.3344093519604294e-05, 7.777080714811466e-05, -0.0002508686842409343, 0.0007814620115442105, -0.0023432816664886646, 0.006738039159298878, -0.01849202758990706, 0.04814863004967349, -0.11801672272799837, 0.2694299851646704,
+  1.463082586572972e-08, -5.813394733274317e-08, 2.2595041914218728e-07, -8.580152983399786e-07, 3.1789850238255784e-06, -1.1474427316499236e-05, 4.027808316668877e-05, -0.0001372258496534602, 0.000452717263180358, -0.0014423146580453713, 0.004423070437887488, -0.013004811325624342, 0.0364813649427267, -0.09703011749173075, 0.24267036461265454,
+  5.918119753562605e-09, -2.4547149810123304e-08, 9.972631907398108e-08, -3.964064815665066e-07, 1.5398233081643395e-06, -5.837316005506092e-06, 2.156274205389867e-05, -7.747943440278675e-05, 0.0002702646249222132, -0.00091305650460001, 0.0029793030731916632, -0.009358486060330226, 0.028185010539667613, -0.08097712912220592, 0.22050569220490668,
+  2.483374151265069e-09, -1.0744331500506645e-08, 4.558748924768542e-08, -1.8950531402846743e-07, 7.709763848108395e-07, -3.0660922372850243e-06, 1.1903374046927386e-05, -4.5043771940967e-05, 0.00016585339753274792, -0.0005930183703168478, 0.002054233414679969, -0.006874908639327039, 0.022155102007593415, -0.06846950572892327, 0.201887554546017,
+  1.0787834972498277e-09, -4.864549770694644e-09, 2.1537065071495898e-08, -9.353863559006589e-08, 3.981459677504148e-07, -1.659132153027805e-06, 6.760734778707013e-06, -2.6903207177407787e-05, 0.00010438965974987544, -0.00039428149690181913, 0.0014467282828423563, -0.005145047555426322, 0.01768546828753539, -0.05856329265980373, 0.1860549346844711,
+  4.841716599398727e-10, -2.2736364915628365e-09, 1.0494315655712973e-08, -4.7573373619261475e-08, 2.1163268649446996e-07, -9.230057002011567e-07, 3.9425562456009645e-06, -1.647401391840822e-05, 6.725151847742954e-05, -0.0002678200439563961, 0.0010386921927960265, -0.003915463212378573, 0.014313206924275092, -0.05060196645692752, 0.1724443521021736};
 GT_MATH double gt_horner(double t, GT_TABLE_PTR c, int n) {
   double p = c[0];
   for (int i = 1; i < n; i++) p = __builtin_fma(p, t, c[i]);
   return p;
 }
-GT_MATH double gt_erfc_large(double x) {   /* 2 <= x <= 10.1 */
-  return gt_exp(-x * x) * gt_horner(1.0 / x - 0.3, gt_erfc_fit, 15) * (0.5641895835477563 / x);
+#define GT_RSQRT_PI 0.5641895835477563        /* 1/sqrt(pi) */
+/* erfc(x) for x >= 0.75: erfcx(x) e^(-x^2), x^2 split exactly into hi + lo so that the exponent carries no
+   rounding error; erfcx from the table below 3.25, above by the continued fraction
+   sqrt(pi) erfcx(x) = 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) to 40 terms (to 2^-60 from 3.25 on), evaluated
+   backwards; the power of 2 of e^(-x^2) applied last, so a subnormal result is rounded once */
+GT_MATH double gt_erfc_pos(double x) {
+  if (x >= 28.0) return 0.0;                    /* erfc(27.3) is under half the smallest subnormal */
+  double f;
+  if (x < 3.25) {
+    int j = (int)((x - 0.75) * 4.0);
+    f = gt_horner(x - (0.875 + 0.25 * j), gt_erfcx_taylor + 15 * j, 15);   /* x - c is exact */
+  } else {
+    double t = x;
+    for (int k = 40; k > 0; k--) t = x + (0.5 * k) / t;
+    f = GT_RSQRT_PI / t;
+  }
+  double s = x * x, s_lo = __builtin_fma(x, x, -s), k, r = gt_reduce_ln2(-s, &k) - s_lo;
+  return __builtin_ldexp(__builtin_fma(f, gt_expm1_taylor(r), f), (int)k);
 }
+/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)): below 0.75 the terms shrink fast enough that the
+   alternating sum loses under a bit; above, 1 - erfc */
+GT_MATH double gt_erf_small(double x) { return 1.1283791670955126 * x * gt_horner(x * x, gt_erf_taylor, 29); }
 GT_MATH double gt_erf(double x) {
   if (x != x) return x;
   double a = __builtin_fabs(x);
-  double r = a <= 2.0 ? 1.1283791670955126 * a * gt_horner(a * a, gt_erf_taylor, 29)
-           : a <= 4.0 ? 1.0 - gt_erfc_large(a) : 1.0;   /* erf > 1 - 2^-26 beyond 4 */
-  return __builtin_copysign(r, x);
+  return __builtin_copysign(a < 0.75 ? gt_erf_small(a) : 1.0 - gt_erfc_pos(a), x);
 }
 GT_MATH double gt_erfc(double x) {
   if (x != x) return x;
-  if (x < 2.0) return 1.0 - gt_erf(x);
-  return x > 10.1 ? 0.0 : gt_erfc_large(x);   /* erfc(10.1) is under half the smallest float */
+  if (__builtin_fabs(x) < 0.75) return 1.0 - gt_erf_small(x);
+  return x > 0 ? gt_erfc_pos(x) : 2.0 - gt_erfc_pos(-x);
 }
 
 /* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the

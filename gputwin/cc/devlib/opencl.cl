@@ -209,7 +209,7 @@ GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh)
 GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
 GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
 GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
-GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
+GT_D1(erf) GT_D1(erfc) GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
 GT_D2(pow, gt_pow_d) GT_D2(powr, gt_powr_d)
 #define GT_DI(name) double OVL name(double x, int n) { return gt_##name##_d(x, n); } GT_VN(GT_DI_N, name)
 #define GT_DI_N(name, N) double##N OVL name(double##N x, int##N n) { \

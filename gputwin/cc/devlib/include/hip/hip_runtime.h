@@ -191,7 +191,7 @@ __GT_DEV void sincosf(float x, float *s, float *c) { *s = gt_sinf(x); *c = gt_co
 #define __GT_MATHD(name) __GT_DEV double name(double x) { return gt_##name(x); }
 __GT_MATHD(asin) __GT_MATHD(acos) __GT_MATHD(atan) __GT_MATHD(sinh) __GT_MATHD(cosh) __GT_MATHD(tanh) __GT_MATHD(asinh)
 __GT_MATHD(acosh) __GT_MATHD(atanh) __GT_MATHD(expm1) __GT_MATHD(log1p) __GT_MATHD(exp10) __GT_MATHD(cbrt)
-__GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan) __GT_MATHD(lgamma) __GT_MATHD(tgamma)
+__GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan) __GT_MATHD(lgamma) __GT_MATHD(tgamma) __GT_MATHD(erf) __GT_MATHD(erfc)
 __GT_DEV void sincos(double x, double *s, double *c) { *s = gt_sin(x); *c = gt_cos(x); }
 __GT_DEV double atan2(double y, double x) { return gt_atan2_d(y, x); }
 __GT_DEV double hypot(double x, double y) { return gt_hypot(x, y); }
