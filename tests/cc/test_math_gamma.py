@@ -151,7 +151,7 @@ def test_double_gamma_functions(toolchain, devices, rng, arch):
     pos = ~(x < 0)
     print(f"max ulp: tgamma {u_tg.max():.2f}, lgamma {u_lg[pos].max():.2f} (x >= 0), {u_lg.max():.2f} (all)")
     assert u_tg.max() <= 16, f"tgamma at {x[np.argmax(u_tg)]!r}: {u_tg.max()} ulp (OpenCL: 16)"
-    assert u_lg[pos].max() <= 4, f"lgamma at {x[pos][np.argmax(u_lg[pos])]!r}: {u_lg[pos].max()} ulp"
+    assert u_lg[pos].max() <= 8, f"lgamma at {x[pos][np.argmax(u_lg[pos])]!r}: {u_lg[pos].max()} ulp"
     # below 0 lgamma = log pi - log|x sin(pi x)| - lgamma(-x) cancels near its zeros: within 2^-50 absolutely
     with np.errstate(all="ignore"):
         err = np.where(np.isfinite(lg), np.abs(got[0] - lg) / np.maximum(1.0, np.abs(lg)), 0.0)
