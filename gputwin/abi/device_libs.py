@@ -22,7 +22,8 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
 # ... of which gputwin's library (gtmath.h) has the float and double forms (OpenCL's overloads, HIP's sinf, sin ...)
 _GTMATH = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
            "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf", "erfc", "fmod",
-           "remainder", "remquo", "lgamma", "lgamma_r", "tgamma"}
+           "remainder", "remquo", "lgamma", "lgamma_r", "tgamma", "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi",
+           "atan2pi"}
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 

@@ -10,6 +10,7 @@ import pytest
 from gputwin import cc
 from tests.cc.conftest import float_ulps
 from tests.cc.test_math import double_ulps
+from tests.cc.test_math_pi import _sincospi
 from tests.cc.test_math_rem import _reference as _remainder_ref
 
 N = 512
@@ -167,7 +168,8 @@ __global__ void f(float *o, double *d, int *q, const float *x, const float *y, i
   float a = x[i], b = y[i];
   double da = a, db = b;
   o[i] = fmodf(a, b); o[n + i] = remainderf(a, b); o[2 * n + i] = remquof(a, b, &q[i]);
-  o[3 * n + i] = lgammaf(a); o[4 * n + i] = tgammaf(a);
+  o[3 * n + i] = lgammaf(a); o[4 * n + i] = tgammaf(a); o[5 * n + i] = sinpif(a); o[6 * n + i] = cospif(a);
+  d[5 * n + i] = sinpi(da); d[6 * n + i] = cospi(da);
   d[i] = fmod(da, db); d[n + i] = remainder(da, db); d[2 * n + i] = remquo(da, db, &q[n + i]);
   d[3 * n + i] = lgamma(da); d[4 * n + i] = tgamma(da);
 }
@@ -175,15 +177,16 @@ __global__ void f(float *o, double *d, int *q, const float *x, const float *y, i
 
 
 def test_hip_names_reach_the_same_functions(toolchain, devices, rng):
+    """HIP's fmodf remainderf remquof lgammaf tgammaf sinpif cospif and their double forms."""
     n = 128
     x = np.concatenate([[1.0, 2.0, -0.0, 5.5, -3.0], rng.uniform(-30, 30, n - 5)]).astype(np.float32)
     y = np.concatenate([[0.0, 3.0, 1.0, 2.0, np.inf], rng.uniform(-5, 5, n - 5)]).astype(np.float32)
     dev = devices("gfx1100")
-    bo, bd, bq, bx, by = dev.alloc(20 * n), dev.alloc(40 * n), dev.alloc(8 * n), dev.alloc(4 * n), dev.alloc(4 * n)
+    bo, bd, bq, bx, by = dev.alloc(28 * n), dev.alloc(56 * n), dev.alloc(8 * n), dev.alloc(4 * n), dev.alloc(4 * n)
     dev.copyin(bx, x)
     dev.copyin(by, y)
     dev.load(cc.compile_source(HIP_KERNEL, "hip", "gfx1100"), "f")(bo, bd, bq, bx, by, n, grid=n // 64, block=64)
-    got, gotd, quo = np.empty((5, n), np.float32), np.empty((5, n)), np.empty((2, n), np.int32)
+    got, gotd, quo = np.empty((7, n), np.float32), np.empty((7, n)), np.empty((2, n), np.int32)
     for buf, arr in ((bo, got), (bd, gotd), (bq, quo)):
         dev.copyout(arr, buf)
     dev.synchronize()
@@ -201,3 +204,7 @@ def test_hip_names_reach_the_same_functions(toolchain, devices, rng):
         u = double_ulps(gotd[3], lg.astype(np.longdouble)); u[x < 0] = 0
         assert u.max() <= 4, (x[np.argmax(u)], u.max())   # x < 0: tested above
         assert double_ulps(gotd[4], tg.astype(np.longdouble)).max() <= 4
+        sin_pi, cos_pi = _sincospi(x)
+        assert float_ulps(got[5], sin_pi.astype(np.float64)).max() <= 0.5
+        assert float_ulps(got[6], cos_pi.astype(np.float64)).max() <= 0.5
+        assert double_ulps(gotd[5], sin_pi).max() <= 4 and double_ulps(gotd[6], cos_pi).max() <= 4

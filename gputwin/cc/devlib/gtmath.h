@@ -544,18 +544,23 @@ GT_MATH float gt_remainderf(float x, float y) { int q; return (float)gt_remquo_b
 GT_MATH float gt_remquof(float x, float y, int *quo) { return (float)gt_remquo_bits(x, y, 24, true, quo); }
 /* ---- sinpi; lgamma, tgamma ---- */
 #define GT_PI_LO 1.2246467991473532e-16            /* pi = GT_PI + GT_PI_LO */
-/* sin(pi x) for finite x: |x| = k/2 + r (k = rint(2|x|), |r| <= 1/4 exact), pi r as a double-double,
-   sin or cos of it by the quadrant k mod 4; integers give +0 (times x's sign) */
-GT_MATH double gt_sinpi(double x) {
+/* sin(pi a) and cos(pi a) for finite a >= 0: a = k/2 + r (k = rint(2a), |r| <= 1/4, exact), pi r as a
+   double-double, the quadrant k mod 4; zeros come out +0. From 2^53 on a is an even integer. */
+GT_MATH void gt_sincospi_pos(double a, double *s, double *c) {
   GT_SEPARATE_ROUNDING
-  double a = __builtin_fabs(x);
-  if (a >= 0x1p52) return __builtin_copysign(0.0, x);
+  if (a >= 0x1p53) { *s = 0.0; *c = 1.0; return; }
   double k = __builtin_rint(2.0 * a), r = a - 0.5 * k;
   double pr = GT_PI * r, lo = __builtin_fma(GT_PI, r, -pr) + GT_PI_LO * r;
+  double sr = gt_sin_taylor(pr) + lo, cr = gt_cos_taylor(pr) - lo * pr;
   int q = (int)((long)k & 3);
-  double v = q & 1 ? gt_cos_taylor(pr) - lo * pr : gt_sin_taylor(pr) + lo;
-  v = (q & 2 ? -v : v) + 0.0;
-  return __builtin_copysign(1.0, x) * v;
+  *s = (q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr) + 0.0;
+  *c = (q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr) + 0.0;
+}
+GT_MATH double gt_sinpi(double x) {   /* integers give 0 with x's sign */
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return __builtin_copysign(1.0, x) * s;
 }
 #define GT_HALF_LOG_2PI_HI 0.9189385332046728      /* log(2 pi) / 2 = HI + LO */
 #define GT_HALF_LOG_2PI_LO -3.8782941580672414e-17
@@ -653,6 +658,46 @@ GT_MATH double gt_tgamma(double x) {
   double l = gt_lgamma_r(x, &s);
   return s * gt_exp(l);
 }
+/* ---- the *pi functions: sinpi, cospi, tanpi through the exact reduction above; asinpi ... atan2pi divide
+   by pi (1/pi in two parts), special values as OpenCL C 3.0 section 7.5.1 lists them ---- */
+#define GT_INV_PI_HI 0.3183098861837907            /* 1/pi = HI + LO */
+#define GT_INV_PI_LO -1.9678676675182486e-17
+GT_MATH double gt_div_pi(double r) {   /* r/pi, -0 kept */
+  return __builtin_copysign(__builtin_fma(r, GT_INV_PI_HI, r * GT_INV_PI_LO), r);
+}
+GT_MATH double gt_cospi(double x) {
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return c;
+}
+GT_MATH double gt_tanpi(double x) {   /* tanpi(n) = copysign(0, n) (n even) or copysign(0, -n); n + 1/2: +inf (n even), -inf */
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return __builtin_copysign(1.0, x) * (s / c);
+}
+GT_MATH double gt_asinpi(double x) { return gt_div_pi(gt_asin(x)); }
+GT_MATH double gt_acospi(double x) { return gt_div_pi(gt_acos(x)); }
+GT_MATH double gt_atanpi(double x) {
+  return GT_ISINF(x) ? __builtin_copysign(0.5, x) : gt_div_pi(gt_atan(x));
+}
+GT_MATH double gt_atan2pi(double y, double x) {   /* gt_atan2's table in half-turns */
+  if (GT_ISNAN(x) || GT_ISNAN(y)) return GT_NAN;
+  bool xneg = __builtin_signbit(x);
+  if (y == 0.0) return xneg ? __builtin_copysign(1.0, y) : y;
+  if (GT_ISINF(x) && GT_ISINF(y)) return __builtin_copysign(xneg ? 0.75 : 0.25, y);
+  if (x == 0.0 || GT_ISINF(y)) return __builtin_copysign(0.5, y);
+  if (GT_ISINF(x)) return xneg ? __builtin_copysign(1.0, y) : __builtin_copysign(0.0, y);
+  return gt_div_pi(gt_atan2(y, x));
+}
+GT_MATH float gt_sinpif(float x) { return (float)gt_sinpi(x); }
+GT_MATH float gt_cospif(float x) { return (float)gt_cospi(x); }
+GT_MATH float gt_tanpif(float x) { return (float)gt_tanpi(x); }
+GT_MATH float gt_asinpif(float x) { return (float)gt_asinpi(x); }
+GT_MATH float gt_acospif(float x) { return (float)gt_acospi(x); }
+GT_MATH float gt_atanpif(float x) { return (float)gt_atanpi(x); }
+GT_MATH float gt_atan2pif(float y, float x) { return (float)gt_atan2pi(y, x); }
 GT_MATH float gt_lgammaf(float x) { return (float)gt_lgamma(x); }
 GT_MATH float gt_lgamma_rf(float x, int *sign) { return (float)gt_lgamma_r(x, sign); }
 GT_MATH float gt_tgammaf(float x) { return (float)gt_tgamma(x); }

@@ -223,6 +223,8 @@ GT_F2(fmod) GT_F2(remainder) GT_D2(fmod, gt_fmod) GT_D2(remainder, gt_remainder)
     T##N r; I##N qq; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], y[k], &e); qq[k] = e; } *q = qq; return r; }
 GT_REMQUO(float, int, gt_remquof) GT_REMQUO(double, int, gt_remquo)
 GT_F1(lgamma) GT_F1(tgamma) GT_D1(lgamma) GT_D1(tgamma)
+GT_F1(sinpi) GT_F1(cospi) GT_F1(tanpi) GT_F1(asinpi) GT_F1(acospi) GT_F1(atanpi) GT_F2(atan2pi)
+GT_D1(sinpi) GT_D1(cospi) GT_D1(tanpi) GT_D1(asinpi) GT_D1(acospi) GT_D1(atanpi) GT_D2(atan2pi, gt_atan2pi)
 #define GT_LGAMMA_R(T, f) \
   T OVL lgamma_r(T x, int *s) { return f(x, s); } GT_LGAMMA_R_N(T, f, 2) GT_LGAMMA_R_N(T, f, 3) \
   GT_LGAMMA_R_N(T, f, 4) GT_LGAMMA_R_N(T, f, 8) GT_LGAMMA_R_N(T, f, 16)
