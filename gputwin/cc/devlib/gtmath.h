@@ -192,13 +192,16 @@ GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
   *q = x < 0 ? -quadrant & 3 : quadrant & 3;
   return x < 0 ? -s * sign : s * sign;
 }
+/* sin and cos of q pi/2 + r from those of r */
+GT_MATH void gt_by_quadrant(int q, double sr, double cr, double *s, double *c) {
+  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
+  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+}
 /* sin and cos of x (finite) in double, and the quadrant-resolved tangent */
 GT_MATH void gt_sincos_d(double x, double *s, double *c) {
   int q = 0;
   double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
-  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
-  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
-  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+  gt_by_quadrant(q, gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), gt_cos_taylor(r) - lo * r, s, c);
 }
 GT_MATH double gt_sin(double x) {
   double s, c;
@@ -551,10 +554,9 @@ GT_MATH void gt_sincospi_pos(double a, double *s, double *c) {
   if (a >= 0x1p53) { *s = 0.0; *c = 1.0; return; }
   double k = __builtin_rint(2.0 * a), r = a - 0.5 * k;
   double pr = GT_PI * r, lo = __builtin_fma(GT_PI, r, -pr) + GT_PI_LO * r;
-  double sr = gt_sin_taylor(pr) + lo, cr = gt_cos_taylor(pr) - lo * pr;
-  int q = (int)((long)k & 3);
-  *s = (q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr) + 0.0;
-  *c = (q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr) + 0.0;
+  gt_by_quadrant((int)((long)k & 3), gt_sin_taylor(pr) + lo, gt_cos_taylor(pr) - lo * pr, s, c);
+  *s += 0.0;
+  *c += 0.0;
 }
 GT_MATH double gt_sinpi(double x) {   /* integers give 0 with x's sign */
   double s, c;
