@@ -321,9 +321,9 @@ GT_MATH double gt_erfc(double x) {
 
 /* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
    double computation rounded once ---- */
-GT_MATH float gt_sinf(float x) { return (float)gt_sin(x); }
-GT_MATH float gt_cosf(float x) { return (float)gt_cos(x); }
-GT_MATH float gt_tanf(float x) { return (float)gt_tan(x); }
+/* the float form of a double function: its result rounded once */
+#define GT_FLOAT_OF(name) GT_MATH float gt_##name##f(float x) { return (float)gt_##name(x); }
+GT_FLOAT_OF(sin) GT_FLOAT_OF(cos) GT_FLOAT_OF(tan)
 /* functions whose double computation is accurate enough to be the double form too (docs/cc.md lists
    the measured errors); the float form rounds it once */
 GT_MATH double gt_atan2_d(double y, double x) {
@@ -371,19 +371,11 @@ GT_MATH double gt_hypot(double x, double y) {
   a = __builtin_ldexp(a, -e); b = __builtin_ldexp(b, -e);
   return __builtin_ldexp(__builtin_sqrt(__builtin_fma(a, a, b * b)), e);
 }
-GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
+GT_FLOAT_OF(atan)
 GT_MATH float gt_atan2f(float y, float x) { return (float)gt_atan2_d(y, x); }
-GT_MATH float gt_asinf(float x) { return (float)gt_asin(x); }
-GT_MATH float gt_acosf(float x) { return (float)gt_acos(x); }
-GT_MATH float gt_sinhf(float x) { return (float)gt_sinh(x); }
-GT_MATH float gt_coshf(float x) { return (float)gt_cosh(x); }
-GT_MATH float gt_tanhf(float x) { return (float)gt_tanh(x); }
-GT_MATH float gt_asinhf(float x) { return (float)gt_asinh(x); }
-GT_MATH float gt_acoshf(float x) { return (float)gt_acosh(x); }
-GT_MATH float gt_atanhf(float x) { return (float)gt_atanh(x); }
+GT_FLOAT_OF(asin) GT_FLOAT_OF(acos) GT_FLOAT_OF(sinh) GT_FLOAT_OF(cosh) GT_FLOAT_OF(tanh) GT_FLOAT_OF(asinh) GT_FLOAT_OF(acosh) GT_FLOAT_OF(atanh)
 GT_MATH float gt_hypotf(float x, float y) { return (float)gt_hypot(x, y); }
-GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
-GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
+GT_FLOAT_OF(expm1) GT_FLOAT_OF(log1p)
 GT_MATH double gt_cbrt(double x) {
   if (x == 0.0 || GT_ISINF(x) || GT_ISNAN(x)) return x;
   int k = __builtin_amdgcn_frexp_exp(x) / 3;                /* |x| = 2^3k a, a in [1/8, 8): no under/overflow */
@@ -391,10 +383,7 @@ GT_MATH double gt_cbrt(double x) {
   y -= (y * y * y - a) / (3.0 * y * y);                     /* one Newton step to the last bit */
   return __builtin_copysign(__builtin_ldexp(y, k), x);
 }
-GT_MATH float gt_exp10f(float x) { return (float)gt_exp10(x); }
-GT_MATH float gt_cbrtf(float x) { return (float)gt_cbrt(x); }
-GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
-GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
+GT_FLOAT_OF(exp10) GT_FLOAT_OF(cbrt) GT_FLOAT_OF(erf) GT_FLOAT_OF(erfc)
 
 /* log x for pow, as hi + *lo to about 2^-100 relative: x = 2^e m, m in [1, 2), c = 1 + k/64 nearest m,
    log m = log c + 2 atanh(s), s = (m - c) / (m + c) (|s| <= 1/256) as a double-double, log c from a
@@ -630,6 +619,7 @@ GT_MATH double gt_lgamma_r(double x, int *sign) {
   if (x == 1.0 || x == 2.0) return 0.0;
   double lo, d, d_lo, a = __builtin_fabs(x), r;
   if (a < 1e-300) r = -gt_log(a);                  /* Gamma(x) = 1/x - Euler's gamma + O(x) */
+  else if (a > 1e300) r = a * (gt_log(a) - 1.0);    /* Stirling's leading terms; Stirling's sum would overflow */
   else if (a >= 0.5 && a <= 2.5) r = gt_lgamma_near12(a);
   else {
     double l = gt_lgamma_pos(a, &lo, &d, &d_lo);   /* below 10: the log of Gamma (cancels less) */
@@ -693,14 +683,9 @@ GT_MATH double gt_atan2pi(double y, double x) {   /* gt_atan2's table in half-tu
   if (GT_ISINF(x)) return xneg ? __builtin_copysign(1.0, y) : __builtin_copysign(0.0, y);
   return gt_div_pi(gt_atan2(y, x));
 }
-GT_MATH float gt_sinpif(float x) { return (float)gt_sinpi(x); }
-GT_MATH float gt_cospif(float x) { return (float)gt_cospi(x); }
-GT_MATH float gt_tanpif(float x) { return (float)gt_tanpi(x); }
-GT_MATH float gt_asinpif(float x) { return (float)gt_asinpi(x); }
-GT_MATH float gt_acospif(float x) { return (float)gt_acospi(x); }
-GT_MATH float gt_atanpif(float x) { return (float)gt_atanpi(x); }
+GT_FLOAT_OF(sinpi) GT_FLOAT_OF(cospi) GT_FLOAT_OF(tanpi) GT_FLOAT_OF(asinpi) GT_FLOAT_OF(acospi) GT_FLOAT_OF(atanpi)
 GT_MATH float gt_atan2pif(float y, float x) { return (float)gt_atan2pi(y, x); }
-GT_MATH float gt_lgammaf(float x) { return (float)gt_lgamma(x); }
+GT_FLOAT_OF(lgamma)
 GT_MATH float gt_lgamma_rf(float x, int *sign) { return (float)gt_lgamma_r(x, sign); }
-GT_MATH float gt_tgammaf(float x) { return (float)gt_tgamma(x); }
+GT_FLOAT_OF(tgamma)
 #endif
