@@ -23,7 +23,9 @@
      series around centres 1/4 apart below 3.25, its continued fraction above;
    - lgamma/tgamma: Stirling's series from 10 on (smaller x shifted up, the shift kept as double-doubles),
      lgamma's Taylor series at 2 for x in [0.5, 2.5], the reflection formula through sinpi below 0;
-   - fmod/remainder/remquo: exact long division of the integer significands.
+   - fmod/remainder/remquo: exact long division of the integer significands;
+   - sinpi/cospi/tanpi: x = k/2 + r exactly, pi r as a double-double into sin/cos's series; asinpi ...
+     atan2pi: the radian result times 1/pi in two parts.
    Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
 #ifndef GPUTWIN_GTMATH_H
 #define GPUTWIN_GTMATH_H
