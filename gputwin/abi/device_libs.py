@@ -19,13 +19,11 @@ _OCML_MATH = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cos
               "tgamma", "lgamma", "lgamma_r", "expm1", "log1p", "logb", "ilogb", "ldexp", "frexp", "modf", "sincos",
               "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi", "exp10", "nextafter", "nan",
               "fract", "maxmag", "minmag", "divide", "recip"}
-# ... of which gputwin's library (gtmath.h) has the float forms (OpenCL's overloads, HIP's sinf ...)
-_GTMATH_FLOAT = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
-                 "acosh", "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf",
-                 "erfc"}
-_GTMATH_DOUBLE = {"asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p",
-                  "hypot", "exp10", "cbrt", "sin", "cos", "tan", "sincos", "pow", "pown", "powr",
-                  "rootn"}   # ... and the double forms of these
+# ... of which gputwin's library (gtmath.h) has the float and double forms (OpenCL's overloads, HIP's sinf, sin ...)
+_GTMATH = {"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+           "atanh", "pow", "pown", "powr", "rootn", "cbrt", "hypot", "exp10", "expm1", "log1p", "erf", "erfc", "fmod",
+           "remainder", "remquo", "lgamma", "lgamma_r", "tgamma", "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi",
+           "atan2pi"}
 _ITANIUM_NAME = re.compile(r"_Z(\d+)")
 
 
@@ -36,13 +34,6 @@ def base_name(symbol: str) -> str:
         n = int(m.group(1))
         return symbol[m.end():m.end() + n]
     return symbol.split("(", 1)[0].strip()
-
-
-def _takes_double(symbol: str, name: str) -> bool:
-    """Whether the function `name` takes a double: `d` among the parameters of a mangled symbol, `double`
-    in a demangled one."""
-    params = symbol[symbol.index(name) + len(name):]
-    return "d" in params if symbol.startswith("_Z") else "double" in params
 
 
 def provider(symbol: str) -> str:
@@ -58,12 +49,8 @@ def provider(symbol: str) -> str:
     if name.startswith("native_") or name.startswith("half_"):
         return f"{_ROCM}, opencl.bc); gputwin's library has native_* for float only"
     math = name if name in _OCML_MATH else name[:-1] if name.endswith("f") and name[:-1] in _OCML_MATH else None
-    c_name = not symbol.startswith("_Z") and "(" not in symbol   # C's spelling: sin is double, sinf float
-    double = name == math if c_name else _takes_double(symbol, name)
-    if math in _GTMATH_DOUBLE or math in _GTMATH_FLOAT and not double:
+    if math in _GTMATH:
         return f"{GPUTWIN_DEVLIB}: build with `gputwin cc`"
-    if math in _GTMATH_FLOAT:
-        return f"{_ROCM}, ocml.bc via opencl.bc); gputwin's library has {math} for float only"
     if math is not None:
         return f"{_ROCM}, ocml.bc via opencl.bc)"
     if name.startswith("convert_") or name.startswith("vload") or name.startswith("vstore"):

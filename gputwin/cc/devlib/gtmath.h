@@ -3,9 +3,9 @@
 
    Everything computes in double. The float functions round a double result once: double's 53 bits leave
    it within about half a float ulp, far under OpenCL's bounds, and double's exponent range keeps x*x,
-   y*log(x) and the like from overflowing for any float input. Where the double computation is itself
-   within OpenCL's double bounds (all but erf/erfc: docs/cc.md has the measured errors) it is
-   the double form too; only erf and erfc are float only. The building blocks:
+   y*log(x) and the like from overflowing for any float input. The double computation is itself within
+   OpenCL's double bounds (docs/cc.md has the measured errors), so it is the double form too. The building
+   blocks:
    - exp/expm1: x = k*ln2 + r, |r| <= ln2/2 (ln2 in two parts, fma), e^r - 1 by its Taylor series to r^13;
    - log/log1p: x = 2^e*m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, by
      its series to s^25 arranged so that m - 1 enters exactly; log1p near 0 the same with m - 1 = x, else
@@ -19,7 +19,13 @@
      atan2 through it;
    - pow/pown/powr/rootn: e^(y log|x|) with log x as a double-double (a log(1 + k/64) table and a short
      atanh series) and y log x kept to twice double's precision into exp;
-   - erf: its Taylor series to x^57 up to 2, erfc beyond 2 as e^-x^2 / x times a fitted polynomial in 1/x.
+   - erf: its Taylor series below 0.75, erfc above as e^-x^2 (x^2 split exactly) times erfcx: Taylor
+     series around centres 1/4 apart below 3.25, its continued fraction above;
+   - lgamma/tgamma: Stirling's series from 10 on (smaller x shifted up, the shift kept as double-doubles),
+     lgamma's Taylor series at 2 for x in [0.5, 2.5], the reflection formula through sinpi below 0;
+   - fmod/remainder/remquo: exact long division of the integer significands;
+   - sinpi/cospi/tanpi: x = k/2 + r exactly, pi r as a double-double into sin/cos's series; asinpi ...
+     atan2pi: the radian result times 1/pi in two parts.
    Taylor coefficients are written as 1.0 / n! and folded by the compiler to the nearest double. */
 #ifndef GPUTWIN_GTMATH_H
 #define GPUTWIN_GTMATH_H
@@ -34,6 +40,10 @@
 #define GT_TABLE_PTR const double *
 #endif
 
+/* at the top of a function whose double-double steps need each product rounded where written: HIP's
+   default -ffp-contract=fast-honor-pragmas would fuse a * b into a later statement's + c (OpenCL's default
+   fuses only within one expression, which this restores) */
+#define GT_SEPARATE_ROUNDING _Pragma("clang fp contract(on)")
 #define GT_INF __builtin_inf()
 #define GT_NAN __builtin_nan("")
 #define GT_ISNAN(x) __builtin_isnan(x)
@@ -69,6 +79,7 @@ GT_MATH double gt_exp_hl(double x, double lo) {   /* e^(x + lo), |lo| below an u
 }
 GT_MATH double gt_exp(double x) { return gt_exp_hl(x, 0.0); }
 GT_MATH double gt_exp10(double x) {   /* e^(x ln 10), the product kept to twice double's precision */
+  GT_SEPARATE_ROUNDING
   double hi = x * GT_LN10_HI;
   return gt_exp_hl(hi, __builtin_fma(x, GT_LN10_HI, -hi) + x * GT_LN10_LO);
 }
@@ -142,6 +153,7 @@ GT_MATH gt_u64 gt_bits64(const gt_u32 *l, int pos) {
    x within 2^-61 of a multiple of pi/2 (the closest a double gets) keeps 70+ bits of f; the bits around
    the binary point are the quadrant and 128 bits of f */
 GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
+  GT_SEPARATE_ROUNDING
   double ax = __builtin_fabs(x);
   int e = __builtin_amdgcn_frexp_exp(ax) - 53;
   gt_u64 m = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), 53);
@@ -182,13 +194,16 @@ GT_MATH double gt_rem_pio2_d(double x, int *q, double *lo) {
   *q = x < 0 ? -quadrant & 3 : quadrant & 3;
   return x < 0 ? -s * sign : s * sign;
 }
+/* sin and cos of q pi/2 + r from those of r */
+GT_MATH void gt_by_quadrant(int q, double sr, double cr, double *s, double *c) {
+  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
+  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+}
 /* sin and cos of x (finite) in double, and the quadrant-resolved tangent */
 GT_MATH void gt_sincos_d(double x, double *s, double *c) {
   int q = 0;
   double lo = 0.0, r = __builtin_fabs(x) <= 0.7853981633974483 ? x : gt_rem_pio2_d(x, &q, &lo);
-  double sr = gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), cr = gt_cos_taylor(r) - lo * r;
-  *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? -sr : -cr;
-  *c = q == 0 ? cr : q == 1 ? -sr : q == 2 ? -cr : sr;
+  gt_by_quadrant(q, gt_sin_taylor(r) + lo * (1.0 - 0.5 * r * r), gt_cos_taylor(r) - lo * r, s, c);
 }
 GT_MATH double gt_sin(double x) {
   double s, c;
@@ -243,8 +258,8 @@ GT_MATH double gt_atan2(double y, double x) {
   return __builtin_copysign(xneg ? GT_PI - t : t, y);
 }
 
-/* ---- erf, erfc (for float arguments) ---- */
-/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)), n <= 28: |x| <= 2 to 1e-15 */
+/* ---- erf, erfc ---- */
+/* erf's series' coefficients (-1)^n / (n! (2n+1)), n = 28 down to 0 */
 GT_TABLE gt_erf_taylor[] = {
   5.754191643982172e-32, -1.669761793417372e-30, 4.6784835155184856e-29, -1.2641078988989164e-27,
   3.289260349175752e-26, -8.230149299214221e-25, 1.977064753877905e-23, -4.5518467589282e-22,
@@ -253,39 +268,64 @@ GT_TABLE gt_erf_taylor[] = {
   8.35070279514724e-11, -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
   1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684, -0.0007575757575757576,
   0.004629629629629629, -0.023809523809523808, 0.1, -0.3333333333333333, 1.0};
-/* x e^(x^2) sqrt(pi) erfc(x) = g(1/x - 0.3): least-squares fit of degree 14 on [2, 10.1] (Chebyshev nodes;
-   reference: the continued fraction x / (x + (1/2) / (x + 1 / (x + ...))) to 3000 terms, 60 digits);
-   relative error under 5e-14 */
-GT_TABLE gt_erfc_fit[] = {
-  7.528387023334148, -9.259027669028766, 3.645271501187936, 0.959973823246067, -2.231388143956094,
-  1.5166381890251186, -0.3175522135821449, -0.47125688555574535, 0.6048741783516403, -0.2808553406437302,
-  -0.14453378785262194, 0.3687988068243066, -0.24031613356017387, -0.23857408591261137, 0.9600198566122948};
+/* erfcx(x) = e^(x^2) erfc(x) on [0.75, 3.25): its Taylor series to h^14 around c = 0.875 + j/4 (|h| <= 1/8),
+   one row of 15 coefficients (highest first) per j; the rows from erfcx(c) (erf's series in 90-digit
+   decimals) by the recurrence a_(n+1) = (2c a_n + 2 a_(n-1)) / (n+1) of erfcx' = 2x erfcx - 2/sqrt(pi);
+   the omitted terms are under 2^-62 of the sum */
+GT_TABLE gt_erfcx_taylor[] = {
+  2.5412158137965964e-06, -8.064406706870489e-06, 2.4844866565087853e-05, -7.415790183911005e-05, 0.0002139573634997484, -0.0005950811531773852, 0.001590482826528954, -0.0040695376625110675, 0.009922776760813, -0.022925811484500114, 0.0498284153313766, -0.1009143921262048, 0.1879569237731824, -0.3158338964908418, 0.464311583202669,
+  8.259001749102559e-07, -2.74459263101956e-06, 8.868967934268797e-06, -2.7817441027679537e-05, 8.450842876175226e-05, -0.0002480679080092087, 0.0007016185403191211, -0.0019056264439004506, 0.004950303910664491, -0.01223878445314913, 0.028619544241786244, -0.06279394840488235, 0.12788228043906513, -0.2380584881012718, 0.3956980795529959,
+  2.818449776355422e-07, -9.803096399829424e-07, 3.320840598425341e-06, -1.0938168482723969e-05, 3.496502525429751e-05, -0.0001082368363796409, 0.00032365077629349377, -0.000932085581111938, 0.00257622077920289, -0.006804603105295757, 0.017084991607390333, -0.0405033712234011, 0.08986211864695719, -0.18431546997466777, 0.3432958898621254,
+  1.0072845607001184e-07, -3.6648743035534286e-07, 1.3006412668175152e-06, -4.495710355888191e-06, 1.5109376929223401e-05, -4.9279144467373076e-05, 0.00015562549440559825, -0.000474647578512276, 0.0013938042927048415, -0.003926198500438334, 0.010561485441326816, -0.02697791009325191, 0.06496207478418799, -0.14603023666418335, 0.30226120936348594,
+  3.7605908027333326e-08, -1.43034329030162e-07, 5.314307231228871e-07, -1.9261557445514666e-06, 6.800126359771322e-06, -2.3344093519604294e-05, 7.777080714811466e-05, -0.0002508686842409343, 0.0007814620115442105, -0.0023432816664886646, 0.006738039159298878, -0.01849202758990706, 0.04814863004967349, -0.11801672272799837, 0.2694299851646704,
+  1.463082586572972e-08, -5.813394733274317e-08, 2.2595041914218728e-07, -8.580152983399786e-07, 3.1789850238255784e-06, -1.1474427316499236e-05, 4.027808316668877e-05, -0.0001372258496534602, 0.000452717263180358, -0.0014423146580453713, 0.004423070437887488, -0.013004811325624342, 0.0364813649427267, -0.09703011749173075, 0.24267036461265454,
+  5.918119753562605e-09, -2.4547149810123304e-08, 9.972631907398108e-08, -3.964064815665066e-07, 1.5398233081643395e-06, -5.837316005506092e-06, 2.156274205389867e-05, -7.747943440278675e-05, 0.0002702646249222132, -0.00091305650460001, 0.0029793030731916632, -0.009358486060330226, 0.028185010539667613, -0.08097712912220592, 0.22050569220490668,
+  2.483374151265069e-09, -1.0744331500506645e-08, 4.558748924768542e-08, -1.8950531402846743e-07, 7.709763848108395e-07, -3.0660922372850243e-06, 1.1903374046927386e-05, -4.5043771940967e-05, 0.00016585339753274792, -0.0005930183703168478, 0.002054233414679969, -0.006874908639327039, 0.022155102007593415, -0.06846950572892327, 0.201887554546017,
+  1.0787834972498277e-09, -4.864549770694644e-09, 2.1537065071495898e-08, -9.353863559006589e-08, 3.981459677504148e-07, -1.659132153027805e-06, 6.760734778707013e-06, -2.6903207177407787e-05, 0.00010438965974987544, -0.00039428149690181913, 0.0014467282828423563, -0.005145047555426322, 0.01768546828753539, -0.05856329265980373, 0.1860549346844711,
+  4.841716599398727e-10, -2.2736364915628365e-09, 1.0494315655712973e-08, -4.7573373619261475e-08, 2.1163268649446996e-07, -9.230057002011567e-07, 3.9425562456009645e-06, -1.647401391840822e-05, 6.725151847742954e-05, -0.0002678200439563961, 0.0010386921927960265, -0.003915463212378573, 0.014313206924275092, -0.05060196645692752, 0.1724443521021736};
 GT_MATH double gt_horner(double t, GT_TABLE_PTR c, int n) {
   double p = c[0];
   for (int i = 1; i < n; i++) p = __builtin_fma(p, t, c[i]);
   return p;
 }
-GT_MATH double gt_erfc_large(double x) {   /* 2 <= x <= 10.1 */
-  return gt_exp(-x * x) * gt_horner(1.0 / x - 0.3, gt_erfc_fit, 15) * (0.5641895835477563 / x);
+#define GT_RSQRT_PI 0.5641895835477563        /* 1/sqrt(pi) */
+/* erfc(x) for x >= 0.75: erfcx(x) e^(-x^2), x^2 split exactly into hi + lo so that the exponent carries no
+   rounding error; erfcx from the table below 3.25, above by the continued fraction
+   sqrt(pi) erfcx(x) = 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) to 40 terms (to 2^-60 from 3.25 on), evaluated
+   backwards; the power of 2 of e^(-x^2) applied last, so a subnormal result is rounded once */
+GT_MATH double gt_erfc_pos(double x) {
+  if (x >= 28.0) return 0.0;                    /* erfc(27.3) is under half the smallest subnormal */
+  double f;
+  if (x < 3.25) {
+    int j = (int)((x - 0.75) * 4.0);
+    f = gt_horner(x - (0.875 + 0.25 * j), gt_erfcx_taylor + 15 * j, 15);   /* x - c is exact */
+  } else {
+    double t = x;
+    for (int k = 40; k > 0; k--) t = x + (0.5 * k) / t;
+    f = GT_RSQRT_PI / t;
+  }
+  double s = x * x, s_lo = __builtin_fma(x, x, -s), k, r = gt_reduce_ln2(-s, &k) - s_lo;
+  return __builtin_ldexp(__builtin_fma(f, gt_expm1_taylor(r), f), (int)k);
 }
+/* erf(x) = 2/sqrt(pi) x sum (-1)^n x^2n / (n! (2n+1)): below 0.75 the terms shrink fast enough that the
+   alternating sum loses under a bit; above, 1 - erfc */
+GT_MATH double gt_erf_small(double x) { return 1.1283791670955126 * x * gt_horner(x * x, gt_erf_taylor, 29); }
 GT_MATH double gt_erf(double x) {
   if (x != x) return x;
   double a = __builtin_fabs(x);
-  double r = a <= 2.0 ? 1.1283791670955126 * a * gt_horner(a * a, gt_erf_taylor, 29)
-           : a <= 4.0 ? 1.0 - gt_erfc_large(a) : 1.0;   /* erf > 1 - 2^-26 beyond 4 */
-  return __builtin_copysign(r, x);
+  return __builtin_copysign(a < 0.75 ? gt_erf_small(a) : 1.0 - gt_erfc_pos(a), x);
 }
 GT_MATH double gt_erfc(double x) {
   if (x != x) return x;
-  if (x < 2.0) return 1.0 - gt_erf(x);
-  return x > 10.1 ? 0.0 : gt_erfc_large(x);   /* erfc(10.1) is under half the smallest float */
+  if (__builtin_fabs(x) < 0.75) return 1.0 - gt_erf_small(x);
+  return x > 0 ? gt_erfc_pos(x) : 2.0 - gt_erfc_pos(-x);
 }
 
 /* ---- the float functions: special values first (OpenCL C 3.0 section 7.5.1 and C99 Annex F), then the
    double computation rounded once ---- */
-GT_MATH float gt_sinf(float x) { return (float)gt_sin(x); }
-GT_MATH float gt_cosf(float x) { return (float)gt_cos(x); }
-GT_MATH float gt_tanf(float x) { return (float)gt_tan(x); }
+/* the float form of a double function: its result rounded once */
+#define GT_FLOAT_OF(name) GT_MATH float gt_##name##f(float x) { return (float)gt_##name(x); }
+GT_FLOAT_OF(sin) GT_FLOAT_OF(cos) GT_FLOAT_OF(tan)
 /* functions whose double computation is accurate enough to be the double form too (docs/cc.md lists
    the measured errors); the float form rounds it once */
 GT_MATH double gt_atan2_d(double y, double x) {
@@ -333,19 +373,11 @@ GT_MATH double gt_hypot(double x, double y) {
   a = __builtin_ldexp(a, -e); b = __builtin_ldexp(b, -e);
   return __builtin_ldexp(__builtin_sqrt(__builtin_fma(a, a, b * b)), e);
 }
-GT_MATH float gt_atanf(float x) { return (float)gt_atan(x); }
+GT_FLOAT_OF(atan)
 GT_MATH float gt_atan2f(float y, float x) { return (float)gt_atan2_d(y, x); }
-GT_MATH float gt_asinf(float x) { return (float)gt_asin(x); }
-GT_MATH float gt_acosf(float x) { return (float)gt_acos(x); }
-GT_MATH float gt_sinhf(float x) { return (float)gt_sinh(x); }
-GT_MATH float gt_coshf(float x) { return (float)gt_cosh(x); }
-GT_MATH float gt_tanhf(float x) { return (float)gt_tanh(x); }
-GT_MATH float gt_asinhf(float x) { return (float)gt_asinh(x); }
-GT_MATH float gt_acoshf(float x) { return (float)gt_acosh(x); }
-GT_MATH float gt_atanhf(float x) { return (float)gt_atanh(x); }
+GT_FLOAT_OF(asin) GT_FLOAT_OF(acos) GT_FLOAT_OF(sinh) GT_FLOAT_OF(cosh) GT_FLOAT_OF(tanh) GT_FLOAT_OF(asinh) GT_FLOAT_OF(acosh) GT_FLOAT_OF(atanh)
 GT_MATH float gt_hypotf(float x, float y) { return (float)gt_hypot(x, y); }
-GT_MATH float gt_expm1f(float x) { return (float)gt_expm1(x); }
-GT_MATH float gt_log1pf(float x) { return (float)gt_log1p(x); }
+GT_FLOAT_OF(expm1) GT_FLOAT_OF(log1p)
 GT_MATH double gt_cbrt(double x) {
   if (x == 0.0 || GT_ISINF(x) || GT_ISNAN(x)) return x;
   int k = __builtin_amdgcn_frexp_exp(x) / 3;                /* |x| = 2^3k a, a in [1/8, 8): no under/overflow */
@@ -353,10 +385,7 @@ GT_MATH double gt_cbrt(double x) {
   y -= (y * y * y - a) / (3.0 * y * y);                     /* one Newton step to the last bit */
   return __builtin_copysign(__builtin_ldexp(y, k), x);
 }
-GT_MATH float gt_exp10f(float x) { return (float)gt_exp10(x); }
-GT_MATH float gt_cbrtf(float x) { return (float)gt_cbrt(x); }
-GT_MATH float gt_erff(float x) { return (float)gt_erf(x); }
-GT_MATH float gt_erfcf(float x) { return (float)gt_erfc(x); }
+GT_FLOAT_OF(exp10) GT_FLOAT_OF(cbrt) GT_FLOAT_OF(erf) GT_FLOAT_OF(erfc)
 
 /* log x for pow, as hi + *lo to about 2^-100 relative: x = 2^e m, m in [1, 2), c = 1 + k/64 nearest m,
    log m = log c + 2 atanh(s), s = (m - c) / (m + c) (|s| <= 1/256) as a double-double, log c from a
@@ -393,11 +422,13 @@ GT_TABLE gt_log_c_lo[] = {
   5.422955873465247e-17, 9.346960920120906e-19, -4.306892322029408e-17, -7.603333785634003e-18,
   2.823733943928343e-17, -2.0978183882652005e-18, 4.893484946270261e-17, 2.3190468138462996e-17};
 GT_MATH double gt_two_sum(double a, double b, double *err) {
+  GT_SEPARATE_ROUNDING
   double s = a + b, bb = s - a;
   *err = (a - (s - bb)) + (b - bb);
   return s;
 }
 GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
+  GT_SEPARATE_ROUNDING
   double m = 2.0 * __builtin_amdgcn_frexp_mant(x);
   int e = __builtin_amdgcn_frexp_exp(x) - 1, k = (int)__builtin_rint((m - 1.0) * 64.0);
   double c = 1.0 + k * 0.015625, u = m - c, d_lo, d = gt_two_sum(m, c, &d_lo);   /* m - c is exact */
@@ -415,6 +446,7 @@ GT_MATH double gt_log_dd(double x, double *lo) {   /* x > 0, finite */
 }
 /* x^y = e^(y log x) for x > 0 finite, y finite: the product kept to twice double's precision */
 GT_MATH double gt_exp_ylogx(double x, double y) {
+  GT_SEPARATE_ROUNDING
   double l_lo, l = gt_log_dd(x, &l_lo), z = y * l;
   return gt_exp_hl(z, __builtin_fma(y, l, -z) + y * l_lo);
 }
@@ -460,4 +492,202 @@ GT_MATH float gt_powf(float x, float y) { return (float)gt_pow_d(x, y); }
 GT_MATH float gt_pownf(float x, int n) { return (float)gt_pown_d(x, n); }
 GT_MATH float gt_powrf(float x, float y) { return (float)gt_powr_d(x, y); }
 GT_MATH float gt_rootnf(float x, int n) { return (float)gt_rootn_d(x, n); }
+/* ---- fmod, remainder, remquo: exact, by long division of the integer significands ----
+   |x| = mx 2^ex, |y| = my 2^ey with mx, my integers of `bits` bits (24 for float arguments, 53 for double):
+   mx 2^(ex - ey) mod my is found `64 - bits` bits of the exponent difference at a time in 64-bit integers
+   (r < my, so r shifted that far still fits), the quotient's low 32 bits kept for remquo. The remainder
+   r 2^ey is exact: x and y are multiples of the format's smallest subnormal, so x mod y is too. */
+GT_MATH double gt_fmod_core(double ax, double ay, int bits, gt_u32 *quo) {   /* ax, ay > 0 finite */
+  if (ax < ay) { *quo = 0; return ax; }
+  int ex = __builtin_amdgcn_frexp_exp(ax) - bits, ey = __builtin_amdgcn_frexp_exp(ay) - bits;
+  gt_u64 mx = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ax), bits);
+  gt_u64 my = (gt_u64)__builtin_ldexp(__builtin_amdgcn_frexp_mant(ay), bits);
+  gt_u64 r = mx % my;
+  gt_u64 q = mx / my;
+  for (int d = ex - ey; d > 0;) {       /* ax >= ay, both normalised to `bits` bits: ex >= ey */
+    int s = d < 64 - bits ? d : 64 - bits;
+    gt_u64 t = r << s;
+    q = q << s | t / my;
+    r = t % my;
+    d -= s;
+  }
+  *quo = (gt_u32)q;
+  return __builtin_ldexp((double)r, ey);
+}
+/* fmod (nearest false) or remainder (nearest true) of double x, y; *quo: the quotient's sign and low 7 bits */
+GT_MATH double gt_remquo_bits(double x, double y, int bits, bool nearest, int *quo) {
+  *quo = 0;
+  if (GT_ISNAN(x) || GT_ISNAN(y) || GT_ISINF(x) || y == 0.0) return GT_NAN;
+  if (GT_ISINF(y) || x == 0.0) return x;
+  double ay = __builtin_fabs(y);
+  gt_u32 q;
+  double r = gt_fmod_core(__builtin_fabs(x), ay, bits, &q);
+  if (nearest && (r > ay - r || (r == ay - r && (q & 1)))) {   /* ay - r is exact (Sterbenz) when it matters */
+    r -= ay;
+    q++;
+  }
+  int qs = (int)(q & 127);
+  *quo = __builtin_signbit(x) != __builtin_signbit(y) ? -qs : qs;
+  return __builtin_copysign(1.0, x) * r;   /* a zero remainder takes x's sign */
+}
+GT_MATH double gt_fmod(double x, double y) { int q; return gt_remquo_bits(x, y, 53, false, &q); }
+GT_MATH double gt_remainder(double x, double y) { int q; return gt_remquo_bits(x, y, 53, true, &q); }
+GT_MATH double gt_remquo(double x, double y, int *quo) { return gt_remquo_bits(x, y, 53, true, quo); }
+GT_MATH float gt_fmodf(float x, float y) { int q; return (float)gt_remquo_bits(x, y, 24, false, &q); }
+GT_MATH float gt_remainderf(float x, float y) { int q; return (float)gt_remquo_bits(x, y, 24, true, &q); }
+GT_MATH float gt_remquof(float x, float y, int *quo) { return (float)gt_remquo_bits(x, y, 24, true, quo); }
+/* ---- sinpi; lgamma, tgamma ---- */
+#define GT_PI_LO 1.2246467991473532e-16            /* pi = GT_PI + GT_PI_LO */
+/* sin(pi a) and cos(pi a) for finite a >= 0: a = k/2 + r (k = rint(2a), |r| <= 1/4, exact), pi r as a
+   double-double, the quadrant k mod 4; zeros come out +0. From 2^53 on a is an even integer. */
+GT_MATH void gt_sincospi_pos(double a, double *s, double *c) {
+  GT_SEPARATE_ROUNDING
+  if (a >= 0x1p53) { *s = 0.0; *c = 1.0; return; }
+  double k = __builtin_rint(2.0 * a), r = a - 0.5 * k;
+  double pr = GT_PI * r, lo = __builtin_fma(GT_PI, r, -pr) + GT_PI_LO * r;
+  gt_by_quadrant((int)((long)k & 3), gt_sin_taylor(pr) + lo, gt_cos_taylor(pr) - lo * pr, s, c);
+  *s += 0.0;
+  *c += 0.0;
+}
+GT_MATH double gt_sinpi(double x) {   /* integers give 0 with x's sign */
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return __builtin_copysign(1.0, x) * s;
+}
+#define GT_HALF_LOG_2PI_HI 0.9189385332046728      /* log(2 pi) / 2 = HI + LO */
+#define GT_HALF_LOG_2PI_LO -3.8782941580672414e-17
+#define GT_LOG_PI 1.1447298858494002
+/* log Gamma(x) for x >= 10 as hi + *lo by Stirling's series: (x - 1/2) log x - x + log(2 pi)/2
+   + sum B_2k / (2k (2k-1) x^(2k-1)), k <= 10 (the omitted terms are under 2^-60 of the result); log x as a
+   double-double (gt_log_dd) so that e^(hi + lo) (tgamma) keeps double's precision */
+GT_MATH double gt_lgamma_stirling(double x, double *lo) {
+  GT_SEPARATE_ROUNDING
+  double t = 1.0 / x, t2 = t * t, p = -174611.0 / 125400.0;
+  p = __builtin_fma(p, t2, 43867.0 / 244188.0); p = __builtin_fma(p, t2, -3617.0 / 122400.0);
+  p = __builtin_fma(p, t2, 1.0 / 156.0); p = __builtin_fma(p, t2, -691.0 / 360360.0);
+  p = __builtin_fma(p, t2, 1.0 / 1188.0); p = __builtin_fma(p, t2, -1.0 / 1680.0);
+  p = __builtin_fma(p, t2, 1.0 / 1260.0); p = __builtin_fma(p, t2, -1.0 / 360.0);
+  p = __builtin_fma(p, t2, 1.0 / 12.0);
+  double l_lo, l = gt_log_dd(x, &l_lo), h = x - 0.5;     /* x - 1/2 exact for x < 2^52; beyond, lo's scale */
+  double m = h * l, m_lo = __builtin_fma(h, l, -m) + h * l_lo;
+  double e1, e2, s = gt_two_sum(m, -x, &e1);
+  s = gt_two_sum(s, GT_HALF_LOG_2PI_HI, &e2);
+  double l2 = e1 + e2 + m_lo + GT_HALF_LOG_2PI_LO + p * t, r = s + l2;
+  *lo = l2 - (r - s);
+  return r;
+}
+/* log Gamma(x) for x > 0 finite as hi + *lo, and the divisor Gamma(x) = e^(hi + lo) / (*d + *d_lo): below
+   10, x is shifted up to y = x + k >= 10 and *d = x (x+1) ... (x+k-1). y and the factors are kept exactly
+   as double-doubles (their rounding errors would cost ~10 ulp: d lgamma / dy = psi(y) ~ log y); the low
+   part of y enters through psi(y) ~ log y - 1/(2y) */
+GT_MATH double gt_lgamma_pos(double x, double *lo, double *d, double *d_lo) {
+  GT_SEPARATE_ROUNDING
+  double y = x, y_lo = 0.0, p = 1.0, p_lo = 0.0;
+  for (double k = 0.0; y < 10.0; k += 1.0) {
+    double np = p * y;
+    p_lo = __builtin_fma(p, y, -np) + (p_lo * y + p * y_lo);
+    p = np;
+    y = gt_two_sum(x, k + 1.0, &y_lo);
+  }
+  *d = p;
+  *d_lo = p_lo;
+  double l = gt_lgamma_stirling(y, lo);
+  *lo += y_lo * (gt_log(y) - 0.5 / y);
+  return l;
+}
+/* lgamma(2 + e) = (1 - Euler's gamma) e + sum_k>=2 (-1)^k (zeta(k) - 1) / k e^k, k <= 30: |e| <= 1/2 to
+   2^-60 (zeta(k) - 1 ~ 2^-k; zeta by Euler-Maclaurin in 50-digit decimals); lgamma's zeros at 1 and 2 keep
+   full relative precision, where e^(lgamma) shifted would lose it all */
+GT_TABLE gt_lgamma2_taylor[] = {
+  3.1044247747322276e-11, -6.4229645638381e-11, 1.330476437424449e-10, -2.7595228851242334e-10,
+  5.731367241678862e-10, -1.1921401405860912e-09, 2.4836745438024785e-09, -5.183475041970047e-09,
+  1.0838659214896955e-08, -2.2711094608943164e-08, 4.7698101693639804e-08, -1.0043224823968099e-07,
+  2.1207184805554665e-07, -4.492469198764566e-07, 9.55141213040742e-07, -2.039215753801366e-06,
+  4.374866789907488e-06, -9.439488275268397e-06, 2.050721277567069e-05, -4.492623673813314e-05,
+  9.945751278180853e-05, -0.00022315475845357939, 0.0005096695247430425, -0.001192753911703261,
+  0.0028905103307415234, -0.007385551028673986, 0.020580808427784546, -0.0673523010531981, 0.3224670334241132};
+GT_MATH double gt_lgamma_near12(double x) {   /* 0.5 <= x <= 2.5: lgamma(x) = lgamma(x + 1) - log x below 1.5 */
+  double e = x < 1.5 ? x - 1.0 : x - 2.0;     /* exact */
+  double p = e * __builtin_fma(e, gt_horner(e, gt_lgamma2_taylor, 29), 0.42278433509846713);
+  return x < 1.5 ? p - gt_log1p(e) : p;
+}
+/* lgamma and its sign (OpenCL's lgamma_r); for x < 0, Gamma(x) Gamma(-x) = -pi / (x sin(pi x)) */
+GT_MATH double gt_lgamma_r(double x, int *sign) {
+  *sign = 1;
+  if (GT_ISNAN(x)) { *sign = 0; return x; }
+  if (GT_ISINF(x)) { *sign = x > 0 ? 1 : 0; return GT_INF; }
+  if (x == 0.0) { *sign = __builtin_signbit(x) ? -1 : 1; return GT_INF; }
+  if (x == 1.0 || x == 2.0) return 0.0;
+  double lo, d, d_lo, a = __builtin_fabs(x), r;
+  if (a < 1e-300) r = -gt_log(a);                  /* Gamma(x) = 1/x - Euler's gamma + O(x) */
+  else if (a > 1e300) r = a * (gt_log(a) - 1.0);    /* Stirling's leading terms; Stirling's sum would overflow */
+  else if (a >= 0.5 && a <= 2.5) r = gt_lgamma_near12(a);
+  else {
+    double l = gt_lgamma_pos(a, &lo, &d, &d_lo);   /* below 10: the log of Gamma (cancels less) */
+    r = d == 1.0 ? l + lo : gt_log(gt_exp_hl(l, lo) / d * (1.0 - d_lo / d));
+  }
+  if (x > 0.0) return r;
+  double sp = gt_sinpi(x);
+  if (sp == 0.0) { *sign = 0; return GT_INF; }          /* a non-positive integer: a pole */
+  *sign = sp < 0.0 ? -1 : 1;                            /* the sign of -1 / (x sin(pi x)) with x < 0 */
+  return a < 1e-300 ? r : GT_LOG_PI - gt_log(a) - gt_log(__builtin_fabs(sp)) - r;
+}
+GT_MATH double gt_lgamma(double x) { int s; return gt_lgamma_r(x, &s); }
+GT_MATH double gt_tgamma(double x) {
+  if (GT_ISNAN(x) || x == GT_INF) return x;
+  if (x == 0.0) return __builtin_copysign(GT_INF, x);
+  if (x == -GT_INF || (x < 0.0 && __builtin_rint(x) == x)) return GT_NAN;
+  if (x > 172.0) return GT_INF;
+  double lo, d, d_lo, a = __builtin_fabs(x);
+  if (a < 1e-300) return 1.0 / x;
+  if (x > 0.0 || a < 171.6) {
+    double l = gt_lgamma_pos(a, &lo, &d, &d_lo), e = gt_exp_hl(l, lo);
+    if (x > 0.0) return e / d * (1.0 - d_lo / d);
+    /* Gamma(x) = pi (d/a) / (sin(pi x) e): d's first factor is a; ordered so that nothing underflows early */
+    double sp = gt_sinpi(x);
+    return d == 1.0 ? GT_PI / (sp * e) / a : GT_PI * (d / a) * (1.0 + d_lo / d) / (sp * e);
+  }
+  int s;                                                 /* |Gamma(x)| subnormal: from lgamma */
+  double l = gt_lgamma_r(x, &s);
+  return s * gt_exp(l);
+}
+/* ---- the *pi functions: sinpi, cospi, tanpi through the exact reduction above; asinpi ... atan2pi divide
+   by pi (1/pi in two parts), special values as OpenCL C 3.0 section 7.5.1 lists them ---- */
+#define GT_INV_PI_HI 0.3183098861837907            /* 1/pi = HI + LO */
+#define GT_INV_PI_LO -1.9678676675182486e-17
+GT_MATH double gt_div_pi(double r) {   /* r/pi, -0 kept */
+  return __builtin_copysign(__builtin_fma(r, GT_INV_PI_HI, r * GT_INV_PI_LO), r);
+}
+GT_MATH double gt_cospi(double x) {
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return c;
+}
+GT_MATH double gt_tanpi(double x) {   /* tanpi(n) = copysign(0, n) (n even) or copysign(0, -n); n + 1/2: +inf (n even), -inf */
+  double s, c;
+  if (GT_ISNAN(x) || GT_ISINF(x)) return GT_NAN;
+  gt_sincospi_pos(__builtin_fabs(x), &s, &c);
+  return __builtin_copysign(1.0, x) * (s / c);
+}
+GT_MATH double gt_asinpi(double x) { return gt_div_pi(gt_asin(x)); }
+GT_MATH double gt_acospi(double x) { return gt_div_pi(gt_acos(x)); }
+GT_MATH double gt_atanpi(double x) {
+  return GT_ISINF(x) ? __builtin_copysign(0.5, x) : gt_div_pi(gt_atan(x));
+}
+GT_MATH double gt_atan2pi(double y, double x) {   /* gt_atan2's table in half-turns */
+  if (GT_ISNAN(x) || GT_ISNAN(y)) return GT_NAN;
+  bool xneg = __builtin_signbit(x);
+  if (y == 0.0) return xneg ? __builtin_copysign(1.0, y) : y;
+  if (GT_ISINF(x) && GT_ISINF(y)) return __builtin_copysign(xneg ? 0.75 : 0.25, y);
+  if (x == 0.0 || GT_ISINF(y)) return __builtin_copysign(0.5, y);
+  if (GT_ISINF(x)) return xneg ? __builtin_copysign(1.0, y) : __builtin_copysign(0.0, y);
+  return gt_div_pi(gt_atan2(y, x));
+}
+GT_FLOAT_OF(sinpi) GT_FLOAT_OF(cospi) GT_FLOAT_OF(tanpi) GT_FLOAT_OF(asinpi) GT_FLOAT_OF(acospi) GT_FLOAT_OF(atanpi)
+GT_MATH float gt_atan2pif(float y, float x) { return (float)gt_atan2pi(y, x); }
+GT_FLOAT_OF(lgamma)
+GT_MATH float gt_lgamma_rf(float x, int *sign) { return (float)gt_lgamma_r(x, sign); }
+GT_FLOAT_OF(tgamma)
 #endif

@@ -209,12 +209,28 @@ GT_F1(sin) GT_F1(cos) GT_F1(tan) GT_F1(asin) GT_F1(acos) GT_F1(atan) GT_F1(sinh)
 GT_F1(asinh) GT_F1(acosh) GT_F1(atanh) GT_F1(expm1) GT_F1(log1p) GT_F1(exp10) GT_F1(cbrt) GT_F1(erf) GT_F1(erfc)
 GT_F2(atan2) GT_F2(pow) GT_F2(powr) GT_F2(hypot) GT_FI(pown) GT_FI(rootn)
 GT_D1(asin) GT_D1(acos) GT_D1(atan) GT_D1(sinh) GT_D1(cosh) GT_D1(tanh) GT_D1(asinh) GT_D1(acosh) GT_D1(atanh)
-GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
+GT_D1(erf) GT_D1(erfc) GT_D1(expm1) GT_D1(log1p) GT_D1(exp10) GT_D1(cbrt) GT_D1(sin) GT_D1(cos) GT_D1(tan) GT_D2(atan2, gt_atan2_d) GT_D2(hypot, gt_hypot)
 GT_D2(pow, gt_pow_d) GT_D2(powr, gt_powr_d)
 #define GT_DI(name) double OVL name(double x, int n) { return gt_##name##_d(x, n); } GT_VN(GT_DI_N, name)
 #define GT_DI_N(name, N) double##N OVL name(double##N x, int##N n) { \
     double##N r; for (int k = 0; k < N; k++) r[k] = gt_##name##_d(x[k], n[k]); return r; }
 GT_DI(pown) GT_DI(rootn)
+GT_F2(fmod) GT_F2(remainder) GT_D2(fmod, gt_fmod) GT_D2(remainder, gt_remainder)
+#define GT_REMQUO(T, I, f) \
+  T OVL remquo(T x, T y, int *q) { return f(x, y, q); } GT_REMQUO_N(T, I, f, 2) GT_REMQUO_N(T, I, f, 3) \
+  GT_REMQUO_N(T, I, f, 4) GT_REMQUO_N(T, I, f, 8) GT_REMQUO_N(T, I, f, 16)
+#define GT_REMQUO_N(T, I, f, N) T##N OVL remquo(T##N x, T##N y, I##N *q) { \
+    T##N r; I##N qq; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], y[k], &e); qq[k] = e; } *q = qq; return r; }
+GT_REMQUO(float, int, gt_remquof) GT_REMQUO(double, int, gt_remquo)
+GT_F1(lgamma) GT_F1(tgamma) GT_D1(lgamma) GT_D1(tgamma)
+GT_F1(sinpi) GT_F1(cospi) GT_F1(tanpi) GT_F1(asinpi) GT_F1(acospi) GT_F1(atanpi) GT_F2(atan2pi)
+GT_D1(sinpi) GT_D1(cospi) GT_D1(tanpi) GT_D1(asinpi) GT_D1(acospi) GT_D1(atanpi) GT_D2(atan2pi, gt_atan2pi)
+#define GT_LGAMMA_R(T, f) \
+  T OVL lgamma_r(T x, int *s) { return f(x, s); } GT_LGAMMA_R_N(T, f, 2) GT_LGAMMA_R_N(T, f, 3) \
+  GT_LGAMMA_R_N(T, f, 4) GT_LGAMMA_R_N(T, f, 8) GT_LGAMMA_R_N(T, f, 16)
+#define GT_LGAMMA_R_N(T, f, N) T##N OVL lgamma_r(T##N x, int##N *s) { \
+    T##N r; int##N ss; for (int k = 0; k < N; k++) { int e; r[k] = f(x[k], &e); ss[k] = e; } *s = ss; return r; }
+GT_LGAMMA_R(float, gt_lgamma_rf) GT_LGAMMA_R(double, gt_lgamma_r)
 #define GT_SINCOS(N) \
   float##N OVL sincos(float##N x, float##N *c) { *c = cos(x); return sin(x); }
 float OVL sincos(float x, float *c) { *c = gt_cosf(x); return gt_sinf(x); }

@@ -184,16 +184,21 @@ __GT_DEV float max(float a, float b) { return __builtin_fmaxf(a, b); }
 #define __GT_MATH2(name) __GT_DEV float name##f(float x, float y) { return gt_##name##f(x, y); }
 __GT_MATH1(sin) __GT_MATH1(cos) __GT_MATH1(tan) __GT_MATH1(asin) __GT_MATH1(acos) __GT_MATH1(atan) __GT_MATH1(sinh)
 __GT_MATH1(cosh) __GT_MATH1(tanh) __GT_MATH1(asinh) __GT_MATH1(acosh) __GT_MATH1(atanh) __GT_MATH1(expm1)
-__GT_MATH1(log1p) __GT_MATH1(cbrt) __GT_MATH1(erf) __GT_MATH1(erfc)
-__GT_MATH2(atan2) __GT_MATH2(pow) __GT_MATH2(hypot)
+__GT_MATH1(log1p) __GT_MATH1(cbrt) __GT_MATH1(erf) __GT_MATH1(erfc) __GT_MATH1(lgamma) __GT_MATH1(tgamma) __GT_MATH1(sinpi) __GT_MATH1(cospi)
+__GT_MATH2(atan2) __GT_MATH2(pow) __GT_MATH2(hypot) __GT_MATH2(fmod) __GT_MATH2(remainder)
+__GT_DEV float remquof(float x, float y, int *q) { return gt_remquof(x, y, q); }
 __GT_DEV void sincosf(float x, float *s, float *c) { *s = gt_sinf(x); *c = gt_cosf(x); }
 #define __GT_MATHD(name) __GT_DEV double name(double x) { return gt_##name(x); }
 __GT_MATHD(asin) __GT_MATHD(acos) __GT_MATHD(atan) __GT_MATHD(sinh) __GT_MATHD(cosh) __GT_MATHD(tanh) __GT_MATHD(asinh)
 __GT_MATHD(acosh) __GT_MATHD(atanh) __GT_MATHD(expm1) __GT_MATHD(log1p) __GT_MATHD(exp10) __GT_MATHD(cbrt)
-__GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan)
+__GT_MATHD(sin) __GT_MATHD(cos) __GT_MATHD(tan) __GT_MATHD(lgamma) __GT_MATHD(tgamma) __GT_MATHD(erf) __GT_MATHD(erfc)
+__GT_MATHD(sinpi) __GT_MATHD(cospi)
 __GT_DEV void sincos(double x, double *s, double *c) { *s = gt_sin(x); *c = gt_cos(x); }
 __GT_DEV double atan2(double y, double x) { return gt_atan2_d(y, x); }
 __GT_DEV double hypot(double x, double y) { return gt_hypot(x, y); }
+__GT_DEV double fmod(double x, double y) { return gt_fmod(x, y); }
+__GT_DEV double remainder(double x, double y) { return gt_remainder(x, y); }
+__GT_DEV double remquo(double x, double y, int *q) { return gt_remquo(x, y, q); }
 __GT_DEV double pow(double x, double y) { return gt_pow_d(x, y); }
 __GT_DEV double powi(double x, int n) { return gt_pown_d(x, n); }
 __GT_DEV float powif(float x, int n) { return gt_pownf(x, n); }
