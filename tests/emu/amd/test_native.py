@@ -18,7 +18,7 @@ from gputwin.emu.amd.native import tier
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.watchdog import Watchdog
-from gputwin.errors import GpuHang
+from gputwin.errors import GpuHang, IllegalInstruction
 from gputwin.emu.amd.standalone import Arena, load_kernel
 from tests.emu.amd.helpers import FIXTURES, make_ctx
 
@@ -656,3 +656,15 @@ def test_threads_compile_and_run_regions_at_once(native_runs, monkeypatch):
     for t in threads:
         t.join()
     assert not errors and len(tier._COMPILED) <= 1 and len(native_runs) >= 8
+
+
+def test_a_mask_source_the_numpy_tier_does_not_model_keeps_the_loop_out_of_the_region(native_runs):
+    # v_cndmask_b32_e64's select read from SCC: region.find admitted it and codegen failed on it ("inline
+    # constant 253"); now the loop stays on the numpy tier, which names the operand
+    text = LOOP.format(body="v_add_nc_u32 v1, v1, 1\nv_cndmask_b32_e64 v1, v1, v2, scc")
+    state = dict(n=1, wave64=False, sgprs=np.full((128, 1), 3, np.uint32), vgprs={}, exec_mask=np.ones((1, 32), bool),
+                 scc=np.ones(1, bool))
+    for jit in (True, False):
+        with pytest.raises(IllegalInstruction, match="v_cndmask_b32: mask operand kind 'special' is not modelled"):
+            _run(text, jit=jit, **state)
+    assert not native_runs
