@@ -13,7 +13,8 @@ import llvmlite.binding as llvm
 
 from gputwin.compiler.render import Target, target
 
-_LOCK = threading.Lock()     # llvmlite objects are not safe to share across threads
+_LOCK = threading.Lock()     # llvmlite's objects and its global context are not safe to share across threads:
+                             # every parse / optimise / JIT load in the process takes this one lock
 
 
 @functools.cache
@@ -69,6 +70,22 @@ def emit_object(ir_text: str, name: str) -> bytes:
     """A relocatable ELF object (AMDGPU or host)."""
     with _LOCK:
         return target_machine(name).emit_object(optimize(ir_text, name))
+
+
+def load_object(obj: bytes, symbol: str):
+    """Load a host object with MCJIT: (its engine, which must outlive every call into it, and the address
+    of `symbol`). ValueError when the object has no such symbol (a call to address 0 would crash)."""
+    with _LOCK:
+        tm = new_target_machine("cpu")     # the engine owns (and frees) its machine
+        mod = llvm.parse_assembly("")
+        mod.triple = llvm.get_process_triple()
+        engine = llvm.create_mcjit_compiler(mod, tm)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(symbol)
+    if not addr:
+        raise ValueError(f"object has no function {symbol!r}")
+    return engine, addr
 
 
 def emit_assembly(ir_text: str, name: str) -> str:

@@ -9,14 +9,12 @@ every loop iteration spends a budget derived from GPUTWIN_WATCHDOG_S, so a runaw
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
 
 from gputwin.drivers.hcq import watchdog_s
 from gputwin.errors import GpuHang, KernelNotFound, MemoryFault, OutOfMemory
 
-_JIT_LOCK = threading.Lock()
 _SCALAR_NP = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "float32": np.float32}
 _ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint32": 4,
              "int16": 2, "bool": 1}
@@ -46,20 +44,13 @@ def _bytes_view(data) -> np.ndarray:
 
 class CPUProgram:
     def __init__(self, device: CPUDevice, img):
-        import llvmlite.binding as llvm
-        from gputwin.compiler.llvm import new_target_machine
+        from gputwin.compiler.llvm import load_object
         self.device, self.name = device, img.name
         self.params, self.local_size = img.params, tuple(img.local_size)
-        with _JIT_LOCK:
-            tm = new_target_machine("cpu")     # the engine owns (and frees) its machine
-            mod = llvm.parse_assembly("")
-            mod.triple = llvm.get_process_triple()
-            self._engine = llvm.create_mcjit_compiler(mod, tm)
-            self._engine.add_object_file(llvm.ObjectFileRef.from_data(img.obj))
-            self._engine.finalize_object()
-            addr = self._engine.get_function_address(img.name)
-        if not addr:
-            raise ValueError(f"CPU image has no function {img.name!r}")
+        try:
+            self._engine, addr = load_object(img.obj, img.name)
+        except ValueError:
+            raise ValueError(f"CPU image has no function {img.name!r}") from None
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32,
                                     ctypes.c_int32)(addr)
 

@@ -18,7 +18,7 @@ from gputwin.emu.amd.native import tier
 from gputwin.emu.amd.program import Program
 from gputwin.emu.amd.wave import WaveGroup
 from gputwin.emu.watchdog import Watchdog
-from gputwin.errors import GpuHang
+from gputwin.errors import GpuHang, IllegalInstruction
 from gputwin.emu.amd.standalone import Arena, load_kernel
 from tests.emu.amd.helpers import FIXTURES, make_ctx
 
@@ -88,10 +88,10 @@ def _assert_same(a, b):
 INT_SPECIALS = np.array([0, 1, 31, 32, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)
 
 
-def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100", mode=0, special=INT_SPECIALS):
+def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100", mode=0, special=INT_SPECIALS, exec_mask=None):
     """Run `text` on the native tier (one group of n waves), the numpy tier (the same group) and the numpy
     tier wave by wave (each wave's own instruction count); every register, SCC, EXEC and count agree.
-    Registers hold random words or values from `special`."""
+    Registers hold random words or values from `special`; EXEC is random unless `exec_mask` is given."""
     rng = np.random.default_rng(seed)
     lanes = 64 if wave64 else 32
     pick = rng.integers(0, 2, (8, n, lanes)).astype(bool)
@@ -102,10 +102,11 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100", mode=0, spec
                        rng.choice(special, (16, n)))
     sg[106:108] = rng.integers(0, 1 << 32, (2, n), dtype=np.uint64)
     sg[20] = rng.integers(2, 7, n)                   # the loop counter: each wave its own trip count
-    exec_mask = rng.integers(0, 4, (n, lanes)) > 0
-    exec_mask[0] = True
-    if n > 1:
-        exec_mask[1, : lanes // 2] = False
+    if exec_mask is None:
+        exec_mask = rng.integers(0, 4, (n, lanes)) > 0
+        exec_mask[0] = True
+        if n > 1:
+            exec_mask[1, : lanes // 2] = False
     scc = rng.integers(0, 2, n).astype(bool)
     kw = dict(wave64=wave64, arch=arch, mode=mode)
     fast, ex_fast = _run(text, n=n, sgprs=sg, vgprs=vg, exec_mask=exec_mask, scc=scc, jit=True, **kw)
@@ -125,6 +126,9 @@ def _differential(text, seed, *, n=3, wave64=False, arch="gfx1100", mode=0, spec
 SAVEEXEC_STEMS = [f"{stem}_saveexec" for stem in ("and", "or", "xor", "nand", "nor", "xnor", "and_not0", "and_not1",
                                                   "or_not0", "or_not1")] + ["and_not0_wrexec", "and_not1_wrexec"]
 LOOP = "s_branch next\nloop:\n{body}\nnext:\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop"
+
+
+V_PREDS = ["lt", "eq", "le", "gt", "ne", "ge", "f", "t"]
 
 
 # --- random programs over the native set --------------------------------------------------------------------
@@ -153,12 +157,14 @@ def _program(r: random.Random, wave64: bool) -> str:
         lambda: f"v_cndmask_b32_e64 {V()}, {vop3_src()}, {V()}, {mask()}",
         lambda: f"v_cmp_{r.choice(['lt', 'eq', 'le', 'gt', 'ne', 'ge', 'f', 't'])}_{r.choice(['u32', 'i32'])}_e32 {vcc}, {any_src()}, {V()}",  # noqa: E501
         lambda: f"v_cmp_{r.choice(['lt', 'eq', 'gt', 'ne'])}_{r.choice(['u32', 'i32'])}_e64 {mask()}, {vop3_src()}, {r.choice([V, S])()}",  # noqa: E501
-        lambda: f"v_cmp_{r.choice(['lt', 'eq', 'ge'])}_{r.choice(['u64', 'i64'])}_e64 {mask()}, {pair()}, {pair()}",
+        lambda: f"v_cmp_{r.choice(V_PREDS)}_{r.choice(['u64', 'i64'])}_e64 {mask()}, {pair()}, {r.choice([pair, C])()}",
+        lambda: f"v_cmpx_{r.choice(V_PREDS)}_{r.choice(['u64', 'i64'])}_e64 {pair()}, {pair()}",
+        lambda: f"v_cmpx_{r.choice(['f', 't'])}_{r.choice(['u32', 'i32'])}_e32 {any_src()}, {V()}",
         lambda: f"v_cmpx_{r.choice(['lt', 'eq', 'le', 'gt', 'ne', 'ge'])}_{r.choice(['u32', 'i32'])}_e32 {any_src()}, {V()}",  # noqa: E501
         lambda: f"{r.choice(['s_add_u32', 's_sub_u32', 's_add_i32', 's_sub_i32', 's_addc_u32', 's_subb_u32', 's_min_i32', 's_min_u32', 's_max_i32', 's_max_u32', 's_lshl_b32', 's_lshr_b32', 's_ashr_i32', 's_mul_i32', 's_mul_hi_u32', 's_and_b32', 's_or_b32', 's_xor_b32', 's_and_not1_b32', 's_or_not1_b32', 's_nand_b32', 's_nor_b32', 's_xnor_b32', 's_cselect_b32', 's_lshl2_add_u32'])} {S()}, {s_src()}, {r.choice([S, C])()}",  # noqa: E501
         lambda: f"s_cmp_{r.choice(['eq', 'lg', 'gt', 'ge', 'lt', 'le'])}_{r.choice(['u32', 'i32'])} {s_src()}, {r.choice([S, C])()}",  # noqa: E501
         lambda: f"{r.choice(['s_mov_b32', 's_not_b32', 's_bcnt1_i32_b32', 's_cmov_b32'])} {S()}, {s_src()}",
-        lambda: f"{r.choice(['s_and_b64', 's_or_b64', 's_xor_b64', 's_and_not1_b64', 's_cselect_b64'])} {spair()}, {spair()}, {spair()}",  # noqa: E501
+        lambda: f"{r.choice(['s_and_b64', 's_or_b64', 's_xor_b64', 's_and_not1_b64', 's_cselect_b64', 's_or_not1_b64', 's_nand_b64', 's_nor_b64', 's_xnor_b64'])} {spair()}, {spair()}, {spair()}",  # noqa: E501
         lambda: f"{r.choice(['s_mov_b64', 's_not_b64'])} {spair()}, {spair()}",
         lambda: f"s_cmp_{r.choice(['eq', 'lg'])}_u64 {spair()}, {spair()}",
         lambda: f"s_{r.choice(SAVEEXEC_STEMS)}_{b} {mask()}, {mask()}",
@@ -295,7 +301,7 @@ def _float_program(r: random.Random, wave64: bool) -> str:
         lambda: f"{r.choice(F_UNARY)} {V()}, {any_src()}",
         lambda: f"{r.choice(F_UNARY)}_e64 {V()}, {msrc()}",
         lambda: f"{r.choice(F_THREE)} {V()}, {vop3(3)}",
-        lambda: f"v_{r.choice(['cvt_f32_u32', 'cvt_f32_i32', 'cvt_f32_ubyte0', 'cvt_f32_ubyte3'])} {V()}, {any_src()}",
+        lambda: f"v_{r.choice(['cvt_f32_u32', 'cvt_f32_i32', 'cvt_f32_ubyte0', 'cvt_f32_ubyte1', 'cvt_f32_ubyte2', 'cvt_f32_ubyte3'])} {V()}, {any_src()}",  # noqa: E501
         lambda: f"{r.choice(['v_cmpx_class_f32_e32', 'v_cmp_class_f32_e32 ' + vcc + ','])} {any_src()}, {V()}",
         lambda: f"v_cmp_class_f32_e64 {mask()}, {mods(V())}, {r.choice([S, C, lambda: '0x3ff', lambda: '0x21'])()}",
         lambda: f"v_cmp_{r.choice(F_CMP)}_f32_e32 {vcc}, {any_src()}, {V()}",
@@ -524,3 +530,140 @@ def test_a_compile_failure_raises_in_strict_mode_and_otherwise_falls_back_once(m
         assert ex.wave_insts == 1 + 3 * 5 + 1            # the numpy tier ran the loop
     err = capsys.readouterr().err
     assert err.count("native tier: compiling the loop at code offset 0x4 failed (LLVM said no)") == 1
+
+
+# --- the audit: registers at the ends of the files, odd groups, control-flow shapes, the watchdog, threads -----
+TOP_REGISTERS = {
+    "v255 and v[254:255]": "v_add_nc_u32 v255, v255, v1\nv_lshlrev_b64 v[254:255], 1, v[254:255]\n"
+                           "v_mad_u64_u32 v[254:255], null, v255, v2, v[254:255]\nv_lshrrev_b64 v[0:1], 3, v[254:255]\n"
+                           "v_cmp_lt_u64_e64 {mask}, v[254:255], v[0:1]",
+    "s[104:105]": "s_lshl_b64 s[104:105], s[104:105], 1\ns_add_u32 s105, s105, s3\ns_cmp_eq_u64 s[104:105], s[2:3]\n"
+                  "s_cselect_b64 s[104:105], s[104:105], s[0:1]\ns_mov_b32 s6, s105",
+    "m0 and ttmp sources": "s_mov_b32 m0, s1\ns_add_u32 s2, m0, s2\nv_add_nc_u32 v1, m0, v1\ns_add_u32 s3, ttmp0, s3\n"
+                           "s_mov_b32 s4, ttmp15",
+    "null": "s_add_u32 null, s1, s2\ns_mov_b32 s4, scc\nv_cmp_eq_u32_e64 null, v1, v2\nv_add_co_u32 v3, null, v1, v2\n"
+            "s_cselect_b32 s5, null, s1\ns_mov_b64 null, s[2:3]\nv_add_nc_u32 v4, null, v4",
+}
+WAVE32_TOP = {   # wave32: VCC_HI is an ordinary SGPR, EXEC_HI reads 0 whatever is written to it
+    "vcc_hi": "v_cmp_gt_u32_e32 vcc_lo, v1, v2\ns_mov_b32 s6, vcc_hi\ns_add_u32 vcc_hi, vcc_hi, 1\n"
+              "s_and_b64 vcc, vcc, exec\ns_mov_b32 s7, vcc_hi",
+    "exec_hi": "s_mov_b32 exec_hi, s3\ns_mov_b32 s6, exec_hi\nv_add_nc_u32 v1, v1, 1\ns_or_b64 exec, exec, s[2:3]\n"
+               "s_mov_b32 s7, exec_hi\ns_or_b32 exec_lo, exec_lo, s2",
+}
+
+
+@pytest.mark.parametrize("name,wave64", [(k, w) for k in TOP_REGISTERS for w in (False, True)]
+                         + [(k, False) for k in WAVE32_TOP])
+def test_registers_at_the_ends_of_the_files(name, wave64, native_runs):
+    body = TOP_REGISTERS.get(name) or WAVE32_TOP[name]
+    for seed in range(3):
+        _differential(LOOP.format(body=body.format(mask="s[4:5]" if wave64 else "s4")), seed, wave64=wave64)
+    assert native_runs
+
+
+@pytest.mark.parametrize("wave64", [False, True])
+def test_a_group_of_one_wave_and_waves_that_enter_with_no_lanes(wave64, native_runs):
+    lanes = 64 if wave64 else 32
+    one = np.ones((1, lanes), bool)
+    some_off = np.ones((4, lanes), bool)
+    some_off[[0, 2]] = False                          # two waves enter (and stay) with EXEC = 0
+    body = EDGES[-1] if not wave64 else (          # the collatz shape in wave64 registers
+        "v_and_b32 v2, 1, v0\ns_mov_b64 s[4:5], exec\nv_cmpx_eq_u32_e32 1, v2\ns_xor_b64 s[4:5], exec, s[4:5]\n"
+        "v_mad_u64_u32 v[2:3], null, v0, 3, 1\nv_mov_b32 v0, v2\ns_and_not1_saveexec_b64 s[4:5], s[4:5]\n"
+        "v_lshrrev_b32 v0, 1, v0\ns_or_b64 exec, exec, s[4:5]")
+    for seed in range(3):
+        _differential(LOOP.format(body=body), seed, n=1, wave64=wave64, exec_mask=one)
+        _differential(LOOP.format(body=body), seed, n=4, wave64=wave64, exec_mask=some_off)
+    assert 1 in native_runs and 4 in native_runs
+
+
+SHAPES = {
+    # the header is also the target of a forward branch from outside the loop
+    "entered by a forward branch": "s_cmp_gt_u32 s1, s2\ns_cbranch_scc1 loop\nv_add_nc_u32 v1, v1, 7\nloop:\n"
+                                   "v_add_nc_u32 v1, v1, v2\ns_sub_u32 s20, s20, 1\ns_cmp_lg_u32 s20, 0\n"
+                                   "s_cbranch_scc1 loop",
+    "inner compiled, outer not": "s_mov_b32 s21, 3\nouter:\nv_readfirstlane_b32 s5, v1\ns_mov_b32 s22, s20\ninner:\n"
+                                 "v_add_nc_u32 v1, v1, v2\nv_xor_b32 v2, v2, v1\ns_sub_u32 s22, s22, 1\n"
+                                 "s_cmp_lg_u32 s22, 0\ns_cbranch_scc1 inner\ns_sub_u32 s21, s21, 1\n"
+                                 "s_cmp_lg_u32 s21, 0\ns_cbranch_scc1 outer",
+    "outer compiled, inner not": "s_mov_b32 s21, 3\nouter:\nv_add_nc_u32 v1, v1, v2\ns_cmp_eq_u32 s21, 2\n"
+                                 "s_cbranch_scc1 skip\ns_mov_b32 s22, s20\ninner:\nv_readfirstlane_b32 s5, v1\n"
+                                 "s_sub_u32 s22, s22, 1\ns_cmp_lg_u32 s22, 0\ns_cbranch_scc1 inner\nskip:\n"
+                                 "s_sub_u32 s21, s21, 1\ns_cmp_lg_u32 s21, 0\ns_cbranch_scc1 outer",
+    "nested, both in one region": "s_mov_b32 s21, 3\nouter:\nv_add_nc_u32 v1, v1, v2\ns_mov_b32 s22, s20\ninner:\n"
+                                  "v_add_nc_u32 v3, v3, v1\ns_sub_u32 s22, s22, 1\ns_cmp_lg_u32 s22, 0\n"
+                                  "s_cbranch_scc1 inner\ns_sub_u32 s21, s21, 1\ns_cmp_lg_u32 s21, 0\ns_cbranch_scc1 outer",
+    "back-edge on execnz": "loop:\nv_add_nc_u32 v1, v1, 1\nv_cmpx_gt_u32_e32 s20, v1\ns_cbranch_execnz loop",
+    "back-edge on vccnz": "loop:\nv_add_nc_u32 v1, v1, 1\nv_cmp_gt_u32_e32 {vcc}, s20, v1\n"
+                          "s_and_{b} {vcc}, {vcc}, {exec}\ns_cbranch_vccnz loop",
+    "irreducible": "s_cmp_gt_u32 s1, s2\ns_cbranch_scc1 b\na:\nv_add_nc_u32 v1, v1, 1\nb:\nv_add_nc_u32 v2, v2, v1\n"
+                   "s_sub_u32 s20, s20, 1\ns_cmp_eq_u32 s20, 0\ns_cbranch_scc1 out\ns_cmp_gt_u32 s20, 3\n"
+                   "s_cbranch_scc1 a\ns_branch b\nout:",
+    "an exit that jumps back before the header": "s_branch loop\nbefore:\nv_add_nc_u32 v3, v3, 5\ns_branch done\nloop:\n"
+                                                 "v_add_nc_u32 v1, v1, v2\ns_sub_u32 s20, s20, 1\ns_cmp_eq_u32 s20, 1\n"
+                                                 "s_cbranch_scc1 before\ns_cmp_lg_u32 s20, 0\ns_cbranch_scc1 loop\ndone:",
+}
+
+
+@pytest.mark.parametrize("wave64", [False, True])
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_loop_shapes_match_the_numpy_tier(shape, wave64, native_runs):
+    regs = dict(vcc="vcc", b="b64", exec="exec") if wave64 else dict(vcc="vcc_lo", b="b32", exec="exec_lo")
+    for seed in range(3):
+        _differential(SHAPES[shape].format(**regs), seed, n=4, wave64=wave64)
+    assert native_runs
+
+
+def test_every_small_watchdog_budget_ends_as_on_the_numpy_tier(native_runs):
+    # the budget runs out before the loop, at its header, inside the region, or not at all: same outcome
+    text = LOOP.format(body="v_add_nc_u32 v1, v1, v2\ns_add_u32 s3, s3, 1")
+    sg = np.zeros((128, 3), np.uint32)
+    sg[20] = [2, 5, 9]
+    state = dict(n=3, wave64=False, sgprs=sg, vgprs={2: np.ones((3, 32), np.uint32)},
+                 exec_mask=np.repeat([[True], [False], [True]], 32, axis=1), scc=np.zeros(3, bool))
+    hangs = 0
+    budgets = range(1, 90, 2)
+    for budget in budgets:
+        out = []
+        for jit in (True, False):
+            try:
+                g, ex = _run(text, jit=jit, watchdog_insts=budget, **state)
+                out.append((ex.wave_insts, ex.lane_ops, g.s[3].tolist(), g.insts.tolist()))
+            except GpuHang as e:
+                out.append(str(e).split("; 0.")[0].split(" s elapsed")[0].rsplit(";", 1)[0])
+        assert out[0] == out[1], budget
+        hangs += isinstance(out[0], str)
+    assert 0 < hangs < len(budgets) and native_runs
+
+
+def test_threads_compile_and_run_regions_at_once(native_runs, monkeypatch):
+    # two threads, distinct loops, a cache of one region: every look-up races an eviction
+    import threading
+    monkeypatch.setattr(tier, "MAX_CACHED", 1)
+    monkeypatch.setattr(tier, "_COMPILED", tier.OrderedDict())
+    errors = []
+
+    def work(k):
+        try:
+            for seed in range(4):
+                _differential(LOOP.format(body=EDGES[k]), 10 * k + seed, n=2)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(tier._COMPILED) <= 1 and len(native_runs) >= 8
+
+
+def test_a_mask_source_the_numpy_tier_does_not_model_keeps_the_loop_out_of_the_region(native_runs):
+    # v_cndmask_b32_e64's select read from SCC: region.find admitted it and codegen failed on it ("inline
+    # constant 253"); now the loop stays on the numpy tier, which names the operand
+    text = LOOP.format(body="v_add_nc_u32 v1, v1, 1\nv_cndmask_b32_e64 v1, v1, v2, scc")
+    state = dict(n=1, wave64=False, sgprs=np.full((128, 1), 3, np.uint32), vgprs={}, exec_mask=np.ones((1, 32), bool),
+                 scc=np.ones(1, bool))
+    for jit in (True, False):
+        with pytest.raises(IllegalInstruction, match="v_cndmask_b32: mask operand kind 'special' is not modelled"):
+            _run(text, jit=jit, **state)
+    assert not native_runs

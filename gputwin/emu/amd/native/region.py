@@ -108,9 +108,16 @@ def _vector_ok(inst, wave64: bool) -> bool:
         elif op.kind == "vgpr":
             if op.index + op.count > 256:
                 return False
+        elif role == "src2" and _reads_mask(inst.op) and op.kind not in ("sgpr", "const"):
+            return False        # a lane mask is an SGPR (pair) or an inline constant (valu.operands.read_mask)
         elif not _source_ok(op) or op.kind == "imm" or (op.kind == "sgpr" and op.index >= 127):
             return False
     return True
+
+
+def _reads_mask(name: str) -> bool:
+    """Is src2 of `name` a lane-mask source (v_cndmask's select, a carry-in)?"""
+    return name == "v_cndmask_b32" or name in ops.CARRY and ops.CARRY[name][2]
 
 
 def successors(pc: int, inst) -> list[int]:

@@ -30,7 +30,7 @@ MIN_PER_WAVE = 1 << 12
 MAX_CACHED = 256           # compiled regions kept process-wide (installed ones live on with their Program)
 EXEC = codegen.EXEC
 
-_LOCK = threading.Lock()   # llvmlite objects are not safe to share across threads
+_CACHE_LOCK = threading.Lock()   # _COMPILED is looked up, filled and trimmed by every thread that runs code
 _COMPILED: "OrderedDict[tuple, Compiled]" = OrderedDict()
 _warned: set[str] = set()
 compile_seconds: list[float] = []   # per compiled region (bench/bench_emu.py reports them)
@@ -61,17 +61,8 @@ class Native:
 
 class Compiled:
     def __init__(self, ir: str, layout: codegen.Layout):
-        import llvmlite.binding as llvm
-        from gputwin.compiler.llvm import emit_object, new_target_machine
-        obj = emit_object(ir, "cpu")
-        with _LOCK:
-            tm = new_target_machine("cpu")     # the engine owns (and frees) its machine
-            mod = llvm.parse_assembly("")
-            mod.triple = llvm.get_process_triple()
-            self._engine = llvm.create_mcjit_compiler(mod, tm)
-            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            self._engine.finalize_object()
-            addr = self._engine.get_function_address("region")
+        from gputwin.compiler.llvm import emit_object, load_object
+        self._engine, addr = load_object(emit_object(ir, "cpu"), "region")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * 6)(addr)
         self.layout = layout
         lay = layout
@@ -103,16 +94,20 @@ def compiled(insts: dict, header: int, wave64: bool, mode: int | None = None) ->
     """The machine code for region `insts` entered at `header` (cached by its instructions and the MODE
     bits its float instructions are compiled for, None when it has none)."""
     key = (wave64, header, mode, tuple((pc, repr(inst)) for pc, inst in sorted(insts.items())))
-    code = _COMPILED.get(key)
-    if code is None:
-        t = time.perf_counter()
-        ir, layout = codegen.render(insts, header, wave64, "region", mode)
-        code = _COMPILED[key] = Compiled(ir, layout)
-        compile_seconds.append(time.perf_counter() - t)
+    with _CACHE_LOCK:
+        code = _COMPILED.get(key)
+        if code is not None:
+            _COMPILED.move_to_end(key)
+            return code
+    t = time.perf_counter()
+    ir, layout = codegen.render(insts, header, wave64, "region", mode)
+    code = Compiled(ir, layout)
+    compile_seconds.append(time.perf_counter() - t)
+    with _CACHE_LOCK:             # another thread may have compiled it meanwhile: keep one
+        code = _COMPILED.setdefault(key, code)
+        _COMPILED.move_to_end(key)
         if len(_COMPILED) > MAX_CACHED:
             _COMPILED.popitem(last=False)
-    else:
-        _COMPILED.move_to_end(key)
     return code
 
 
