@@ -146,7 +146,7 @@ class Program:
             while pc != end and count < 256:
                 fn, nxt, inst = self.step(pc)
                 if inst is not None and inst.op == "s_branch":
-                    nxt = nxt + 4 * (((inst.simm16 & 0xFFFF) ^ 0x8000) - 0x8000)
+                    nxt = sopp.branch_target(pc, inst)
                 elif not exec_inert(inst) or nxt > end >= pc:
                     break
                 count, pc = count + 1, nxt

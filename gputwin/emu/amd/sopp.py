@@ -35,6 +35,12 @@ def _taken(op):
     }.get(op)
 
 
+def branch_target(pc: int, inst) -> int:
+    """Byte offset an SOPP branch at `pc` jumps to: the next instruction plus 4 x the signed SIMM16."""
+    imm = (inst.simm16 or 0) & 0xFFFF
+    return pc + 4 + 4 * ((imm ^ 0x8000) - 0x8000)
+
+
 def build(inst):
     op = inst.op
     imm = inst.simm16 if inst.simm16 is not None else 0
@@ -44,7 +50,7 @@ def build(inst):
         return lambda g: END
     if op == "s_barrier":
         return lambda g: BARRIER
-    rel = 4 + 4 * (((imm & 0xFFFF) ^ 0x8000) - 0x8000)
+    rel = branch_target(0, inst)
     if op == "s_branch":
         def branch(g):
             if g.pc + rel < 0:

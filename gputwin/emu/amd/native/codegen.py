@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputwin.emu.amd import valu
+from gputwin.emu.amd.sopp import branch_target
 from gputwin.emu.amd.scalar_ops import const_value
 from gputwin.emu.amd.valu.fp import Mode
 from gputwin.emu.amd.valu.operands import inline_const
@@ -34,12 +35,6 @@ class Layout:
     vgprs: tuple[int, ...]
     vgprs_written: tuple[int, ...]
     scc_written: bool
-
-
-def branch_target(pc: int, inst) -> int:
-    """Byte offset an SOPP branch at `pc` jumps to."""
-    imm = (inst.simm16 or 0) & 0xFFFF
-    return pc + 4 + 4 * ((imm ^ 0x8000) - 0x8000)
 
 
 class _Builder:

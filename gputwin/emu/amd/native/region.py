@@ -9,12 +9,13 @@ its own gives the same bits as the lock-step numpy tier.
 from __future__ import annotations
 
 from gputwin.emu.amd import gfx12
+from gputwin.emu.amd.sopp import branch_target
 from gputwin.emu.amd.scalar_ops import const_value
 from gputwin.emu.amd.valu.operands import inline_const
 from gputwin.errors import GpuFault
 
 from . import fops, ops
-from .codegen import EXEC, NULL, SCC, EXECZ, VCCZ, branch_target
+from .codegen import EXEC, NULL, SCC, EXECZ, VCCZ
 
 MAX_REGION = 1024          # instructions: beyond this the loop is not the small hot kernel this is for
 _VALU_ENCODINGS = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD")

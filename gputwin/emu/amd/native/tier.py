@@ -21,6 +21,7 @@ import numpy as np
 
 from gputwin.emu.amd import cdna3
 from gputwin.emu.amd.salu import set_scc
+from gputwin.emu.amd.sopp import branch_target
 
 from . import codegen, fops, ops, region
 
@@ -121,7 +122,7 @@ class Loops:
         """`handler`, counting its executions when `inst` is a backward branch."""
         if inst is None or inst.encoding != "SOPP" or inst.op not in ops.BRANCHES:
             return handler
-        target = codegen.branch_target(pc, inst)
+        target = branch_target(pc, inst)
         if target > pc:
             return handler
         hits = 0
