@@ -35,6 +35,11 @@ def _taken(op):
     }.get(op)
 
 
+# the SOPP branches, each with the condition it tests (None: always taken)
+BRANCHES = {"s_branch": None, "s_cbranch_scc0": "scc0", "s_cbranch_scc1": "scc1", "s_cbranch_vccz": "vccz",
+            "s_cbranch_vccnz": "vccnz", "s_cbranch_execz": "execz", "s_cbranch_execnz": "execnz"}
+
+
 def branch_target(pc: int, inst) -> int:
     """Byte offset an SOPP branch at `pc` jumps to: the next instruction plus 4 x the signed SIMM16."""
     imm = (inst.simm16 or 0) & 0xFFFF

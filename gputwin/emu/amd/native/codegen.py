@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputwin.emu.amd import valu
-from gputwin.emu.amd.sopp import branch_target
+from gputwin.emu.amd.sopp import BRANCHES, branch_target
 from gputwin.emu.amd.scalar_ops import const_value
 from gputwin.emu.amd.valu.fp import Mode
 from gputwin.emu.amd.valu.operands import inline_const
@@ -368,8 +368,8 @@ def render(insts: dict, header: int, wave64: bool, name: str, mode: int | None =
         live = b.op(f"zext i{b.L} {live} to i64") if b.L == 32 else live
         total = b.op("load i64, ptr %lanes")
         b.emit(f"  store i64 {b.op(f'add i64 {total}, {live}')}, ptr %lanes")
-        if inst.op in ops.BRANCHES:
-            kind, target = ops.BRANCHES[inst.op], branch_target(pc, inst)
+        if inst.op in BRANCHES:
+            kind, target = BRANCHES[inst.op], branch_target(pc, inst)
             if kind is None:
                 b.emit(f"  br label {goto(target)}")
             else:

@@ -213,8 +213,6 @@ def saveexec_value(b, pat, t, s, e):
     return b.op(f"xor {t} {d}, -1") if pat.startswith("~") else d
 
 
-BRANCHES = {"s_branch": None, "s_cbranch_scc0": "scc0", "s_cbranch_scc1": "scc1", "s_cbranch_vccz": "vccz",
-            "s_cbranch_vccnz": "vccnz", "s_cbranch_execz": "execz", "s_cbranch_execnz": "execnz"}
 NOPS = {"s_nop", "s_delay_alu", "s_clause", "s_set_inst_prefetch_distance", "s_waitcnt", "s_waitcnt_depctr"}
 
 # --- VALU (vector values: V is the <L x i32> type name, W the <L x i64> one) ---------------------------

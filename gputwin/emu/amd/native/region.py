@@ -9,7 +9,7 @@ its own gives the same bits as the lock-step numpy tier.
 from __future__ import annotations
 
 from gputwin.emu.amd import gfx12
-from gputwin.emu.amd.sopp import branch_target
+from gputwin.emu.amd.sopp import BRANCHES, branch_target
 from gputwin.emu.amd.scalar_ops import const_value
 from gputwin.emu.amd.valu.operands import inline_const
 from gputwin.errors import GpuFault
@@ -40,7 +40,7 @@ def as_native(inst, arch: str, wave64: bool, floats: bool = False):
         inst = gfx12.as_gfx11(inst)
     enc, name = inst.encoding, inst.op
     if enc == "SOPP":
-        return inst if name in _NOPS or name in ops.BRANCHES else None
+        return inst if name in _NOPS or name in BRANCHES else None
     if enc in _SCALAR_ENCODINGS:
         return inst if name in ops.SALU_OPS and _scalar_ok(inst) else None
     if enc in _VALU_ENCODINGS:
@@ -125,7 +125,7 @@ def successors(pc: int, inst) -> list[int]:
     nxt = pc + inst.size
     if inst.op == "s_branch":
         return [branch_target(pc, inst)]
-    if inst.op in ops.BRANCHES:
+    if inst.op in BRANCHES:
         return [branch_target(pc, inst), nxt]
     return [nxt]
 

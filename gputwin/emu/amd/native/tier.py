@@ -16,20 +16,21 @@ from collections import OrderedDict
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gputwin.emu.amd import cdna3
 from gputwin.emu.amd.salu import set_scc
-from gputwin.emu.amd.sopp import branch_target
+from gputwin.emu.amd.sopp import BRANCHES, branch_target
 
-from . import codegen, fops, ops, region
+if TYPE_CHECKING:
+    from .codegen import Layout
 
 HOT = 256                  # back-edge executions (per Program and branch) before a loop is compiled
 PER_CALL = 1 << 22         # wave-instructions one native call may run: the wall clock is read between calls
 MIN_PER_WAVE = 1 << 12
 MAX_CACHED = 256           # compiled regions kept process-wide (installed ones live on with their Program)
-EXEC = codegen.EXEC
 
 _CACHE_LOCK = threading.Lock()   # _COMPILED is looked up, filled and trimmed by every thread that runs code
 _COMPILED: "OrderedDict[tuple, Compiled]" = OrderedDict()
@@ -61,7 +62,7 @@ class Native:
 
 
 class Compiled:
-    def __init__(self, ir: str, layout: codegen.Layout):
+    def __init__(self, ir: str, layout: Layout):
         from gputwin.compiler.llvm import emit_object, load_object
         self._engine, addr = load_object(emit_object(ir, "cpu"), "region")
         self.fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * 6)(addr)
@@ -101,6 +102,7 @@ def compiled(insts: dict, header: int, wave64: bool, mode: int | None = None) ->
             _COMPILED.move_to_end(key)
             return code
     t = time.perf_counter()
+    from . import codegen      # the IR generator loads with the first hot loop, not with every emulator
     ir, layout = codegen.render(insts, header, wave64, "region", mode)
     code = Compiled(ir, layout)
     compile_seconds.append(time.perf_counter() - t)
@@ -120,7 +122,7 @@ class Loops:
 
     def watch(self, pc: int, inst, handler):
         """`handler`, counting its executions when `inst` is a backward branch."""
-        if inst is None or inst.encoding != "SOPP" or inst.op not in ops.BRANCHES:
+        if inst is None or inst.encoding != "SOPP" or inst.op not in BRANCHES:
             return handler
         target = branch_target(pc, inst)
         if target > pc:
@@ -138,6 +140,7 @@ class Loops:
     def _heat(self, pc: int, header: int, handler, mode_reg: int) -> None:
         """Compile the loop `header`..`pc` (for the hot group's MODE register `mode_reg` when it holds f32
         instructions) and install its entry at the header."""
+        from . import fops, region
         steps = self.program.steps
         steps[pc] = (handler,) + steps[pc][1:]           # stop counting: one attempt per loop
         insts = region.find(self.program, header, pc, fops.runs_under(mode_reg))
